@@ -1,0 +1,35 @@
+"""Every speed target of hwinfo, measured on this machine: `python bench/run.py`.
+
+Medians of repeated runs; fresh-process figures run the installed `hwinfo` command.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+from common import hwinfo_command, median_call, median_wall, row
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def main() -> None:
+    print(f"hwinfo benchmarks on {machine()}")
+    cmd = hwinfo_command()
+    print(row("hwinfo report (fresh process, this machine)",
+              median_wall([*cmd, "report", "--no-color"]), 250))
+    print(row("hwinfo report --simulate dgx-a100-mig (fresh)",
+              median_wall([*cmd, "report", "--no-color", "--simulate", "dgx-a100-mig"]), 400))
+
+    from hwinfo.collect.gpu.collector import GpuCollector
+    from hwinfo.collect.sources import scenario_owners
+
+    collector = GpuCollector(scenario_owners("dgx-a100-mig"))
+    print(row("GPU collection, 8x A100 MIG (in-process)", median_call(collector.collect), 30))
+    collector.close()
+
+
+if __name__ == "__main__":
+    main()

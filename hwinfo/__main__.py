@@ -1,0 +1,3 @@
+from hwinfo.cli import main
+
+main()

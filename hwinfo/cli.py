@@ -1,0 +1,120 @@
+"""The `hwinfo` command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+import hwinfo
+
+# ANSI: cursor home, clear screen; what `watch` does between refreshes.
+_CLEAR = "\x1b[H\x1b[2J"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _use_color(no_color: bool) -> bool:
+    # https://no-color.org: any non-empty NO_COLOR turns colour off.
+    return not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+
+
+def simulate_option(fn: F) -> F:
+    return click.option(
+        "--simulate",
+        metavar="NAME|FILE",
+        help="Read GPUs from the simulated NVML with this scenario (`hwinfo sim list`).",
+    )(fn)
+
+
+def root_option(fn: F) -> F:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=str),
+        default="/",
+        show_default=True,
+        help="Read procfs/sysfs below this directory (a fixture tree or a chroot).",
+    )(fn)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(hwinfo.__version__, prog_name="hwinfo")
+def main() -> None:
+    """Hardware inventory and telemetry for NVIDIA GPU servers."""
+
+
+@main.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Readable text, or JSON for scripts (schema in the README).",
+)
+@click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR works too).")
+@click.option("--no-processes", is_flag=True, help="Leave out GPU processes and the user rollup.")
+@click.option(
+    "--full-command",
+    is_flag=True,
+    help="Show each GPU process's full command line (it may hold secrets), not just its name.",
+)
+@click.option("--no-gpu", is_flag=True, help="Do not touch NVML at all.")
+@click.option(
+    "--watch",
+    type=click.FloatRange(min=0.1),
+    is_flag=False,
+    flag_value=2.0,
+    default=None,
+    metavar="[SECONDS]",
+    help="Refresh in place every SECONDS (default 2) until Ctrl-C, like `watch nvidia-smi`.",
+)
+@simulate_option
+@root_option
+def report(
+    fmt: str,
+    no_color: bool,
+    no_processes: bool,
+    full_command: bool,
+    no_gpu: bool,
+    watch: float | None,
+    simulate: str | None,
+    root: str,
+) -> None:
+    """What is in this machine and what it does now."""
+    from hwinfo.collect.sources import SetupError, open_collector
+    from hwinfo.render.json import render_json
+    from hwinfo.render.text.report import render_text
+    from hwinfo.render.text.style import Style
+
+    try:
+        collector = open_collector(
+            root, simulate, gpus=not no_gpu, with_processes=not no_processes,
+            with_commands=full_command,
+        )
+    except SetupError as exc:
+        raise click.ClickException(str(exc)) from None
+    style = Style(color=_use_color(no_color))
+
+    def show() -> None:
+        snapshot = collector.collect()
+        if fmt == "json":
+            # One document per line when watching, so a pipe reads it as JSON Lines.
+            click.echo(render_json(snapshot, indent=None if watch else 2))
+        else:
+            text = render_text(snapshot, style, show_processes=not no_processes)
+            click.echo((_CLEAR if watch and sys.stdout.isatty() else "") + text, nl=False)
+
+    try:
+        show()
+        while watch:
+            time.sleep(watch)
+            show()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        collector.close()

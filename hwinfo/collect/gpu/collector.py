@@ -1,0 +1,144 @@
+"""The GPU collector: every NVIDIA GPU, its MIG tree and its processes, as a GpuSystem."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pynvml
+
+from hwinfo.collect.gpu import nvml
+from hwinfo.collect.gpu.device import read_dynamic, read_static
+from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
+from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
+from hwinfo.collect.gpu.processes import OwnerLookup, local_owner, read_processes, user_rollup
+from hwinfo.model.gpu import Gpu, GpuSystem
+
+# Gpu fields without a default: a lost GPU has them all None but what was known before.
+_REQUIRED = [f.name for f in dataclasses.fields(Gpu) if f.default is dataclasses.MISSING
+             and f.default_factory is dataclasses.MISSING]
+
+
+def _cuda_version(value: int | None) -> str | None:
+    """12040 -> "12.4", as nvidia-smi prints it."""
+    if value is None:
+        return None
+    return f"{value // 1000}.{value % 1000 // 10}"
+
+
+@dataclasses.dataclass
+class _Static:
+    """Per-GPU facts read once (by UUID): they stay valid until the board is swapped."""
+
+    values: dict[str, Any]
+    unavailable: dict[str, str]
+    mig_profiles: list[GpuInstanceProfile]
+
+
+class GpuCollector:
+    """Keeps NVML started and the static facts of each GPU between samples."""
+
+    def __init__(
+        self,
+        owner_of: OwnerLookup = local_owner,
+        with_processes: bool = True,
+        with_commands: bool = False,
+    ) -> None:
+        self.owner_of = owner_of
+        self.with_processes = with_processes
+        self.with_commands = with_commands
+        self._started = False
+        self._driver: dict[str, str | None] = {}
+        self._static: dict[str, _Static] = {}
+        self._uuid_at: dict[int, str] = {}  # index -> UUID last seen there, to name a lost GPU
+
+    def collect(self) -> GpuSystem:
+        if not self._started:
+            try:
+                nvml.start()
+            except NvmlUnavailable as exc:
+                # Not started: the next sample tries again (a driver being reloaded comes back).
+                return GpuSystem(exc.status, str(exc), None, None, None)
+            self._started = True
+            self._driver = self._read_driver()
+        try:
+            count = pynvml.nvmlDeviceGetCount()
+        except pynvml.NVMLError as exc:
+            return GpuSystem("error", f"NVML cannot count the GPUs: {nvml.describe(exc)}",
+                             **self._driver)
+        gpus = [self._gpu(index) for index in range(count)]
+        return GpuSystem("ok", None, gpus=gpus, users=user_rollup(gpus), **self._driver)
+
+    def close(self) -> None:
+        if self._started:
+            nvml.stop()
+            self._started = False
+
+    @staticmethod
+    def _read_driver() -> dict[str, str | None]:
+        read = Reader()
+        return {
+            "driver_version": read("driver", pynvml.nvmlSystemGetDriverVersion),
+            "nvml_version": read("driver", pynvml.nvmlSystemGetNVMLVersion),
+            "cuda_driver_version": _cuda_version(
+                read("driver", pynvml.nvmlSystemGetCudaDriverVersion)
+            ),
+        }
+
+    def _gpu(self, index: int) -> Gpu:
+        read = Reader()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            static = self._static.get(uuid) or self._read_static(uuid, handle)
+            self._uuid_at[index] = uuid
+            read.unavailable.update(static.unavailable)
+            dynamic = read_dynamic(read, handle, in_mig_mode=False)
+            mig = read_mig(read, handle, static.mig_profiles, self.owner_of, self.with_commands)
+            if mig is not None and mig.enabled:
+                # In MIG mode the parent has no utilization, and its process list would
+                # repeat the MIG devices' lists: processes are kept per MIG device.
+                dynamic["utilization_gpu_ratio"] = dynamic["utilization_memory_ratio"] = None
+                read.unavailable.pop("utilization", None)
+                processes = []
+            elif self.with_processes:
+                processes = read_processes(read, handle, self.owner_of, self.with_commands)
+            else:
+                processes = []
+            if mig is not None and not self.with_processes:
+                for device in mig.devices:
+                    device.processes = []
+        except GpuLost:
+            return self._lost(index, "GPU is lost")
+        except pynvml.NVMLError_GpuIsLost:
+            return self._lost(index, "GPU is lost")
+        except pynvml.NVMLError as exc:
+            # No handle at all (no permission on this GPU's device node, for one).
+            gpu = self._lost(index, nvml.describe(exc))
+            gpu.lost = False
+            return gpu
+        return Gpu(
+            index=index,
+            lost=False,
+            uuid=uuid,
+            mig=mig,
+            processes=processes,
+            unavailable=read.unavailable,
+            **static.values,
+            **dynamic,
+        )
+
+    def _read_static(self, uuid: str, handle: Any) -> _Static:
+        read = Reader()
+        static = _Static(read_static(read, handle), read.unavailable, profile_table(handle))
+        self._static[uuid] = static
+        return static
+
+    def _lost(self, index: int, reason: str) -> Gpu:
+        """A GPU NVML cannot read: what was known of it before, and why."""
+        fields: dict[str, Any] = dict.fromkeys(_REQUIRED)
+        uuid = self._uuid_at.get(index)
+        if uuid is not None:
+            fields.update(self._static[uuid].values, uuid=uuid)
+        fields.update(index=index, lost=True, unavailable={"gpu": reason})
+        return Gpu(**fields)

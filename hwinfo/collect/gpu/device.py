@@ -1,0 +1,283 @@
+"""One GPU's fields from NVML: static facts read once per board, telemetry read every sample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pynvml
+
+from hwinfo.collect.gpu.nvml import Reader
+from hwinfo.collect.gpu.peak import peak_throughput
+from hwinfo.model.gpu import Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
+
+ARCHITECTURES = {
+    pynvml.NVML_DEVICE_ARCH_KEPLER: "kepler",
+    pynvml.NVML_DEVICE_ARCH_MAXWELL: "maxwell",
+    pynvml.NVML_DEVICE_ARCH_PASCAL: "pascal",
+    pynvml.NVML_DEVICE_ARCH_VOLTA: "volta",
+    pynvml.NVML_DEVICE_ARCH_TURING: "turing",
+    pynvml.NVML_DEVICE_ARCH_AMPERE: "ampere",
+    pynvml.NVML_DEVICE_ARCH_ADA: "ada",
+    pynvml.NVML_DEVICE_ARCH_HOPPER: "hopper",
+    pynvml.NVML_DEVICE_ARCH_BLACKWELL: "blackwell",
+}
+
+COMPUTE_MODES = {
+    pynvml.NVML_COMPUTEMODE_DEFAULT: "default",
+    pynvml.NVML_COMPUTEMODE_EXCLUSIVE_THREAD: "exclusive_thread",
+    pynvml.NVML_COMPUTEMODE_PROHIBITED: "prohibited",
+    pynvml.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: "exclusive_process",
+}
+
+# Bit -> name of the clock event (throttle) reasons, as the metrics label them.
+CLOCK_EVENT_REASONS = {
+    pynvml.nvmlClocksEventReasonGpuIdle: "gpu_idle",
+    pynvml.nvmlClocksEventReasonApplicationsClocksSetting: "applications_clocks_setting",
+    pynvml.nvmlClocksEventReasonSwPowerCap: "sw_power_cap",
+    pynvml.nvmlClocksEventReasonHwSlowdown: "hw_slowdown",
+    pynvml.nvmlClocksEventReasonSyncBoost: "sync_boost",
+    pynvml.nvmlClocksEventReasonSwThermalSlowdown: "sw_thermal_slowdown",
+    pynvml.nvmlClocksEventReasonHwThermalSlowdown: "hw_thermal_slowdown",
+    pynvml.nvmlClocksEventReasonHwPowerBrakeSlowdown: "hw_power_brake_slowdown",
+    pynvml.nvmlClocksEventReasonDisplayClockSetting: "display_clock_setting",
+}
+
+_UNKNOWN_PSTATE = 32  # NVML_PSTATE_UNKNOWN
+# Enough 64-bit words for 1024 CPUs; NVML fills as many as the machine has.
+_AFFINITY_WORDS = 16
+_CLOCK_TYPES = (
+    ("graphics_hertz", pynvml.NVML_CLOCK_GRAPHICS),
+    ("sm_hertz", pynvml.NVML_CLOCK_SM),
+    ("memory_hertz", pynvml.NVML_CLOCK_MEM),
+    ("video_hertz", pynvml.NVML_CLOCK_VIDEO),
+)
+
+
+def _milli(value: int) -> float:
+    return value / 1000
+
+
+def _ratio(percent: int) -> float:
+    return percent / 100
+
+
+def _first_ratio(pair: list[int]) -> float:
+    """Encoder/decoder utilization comes as [percent, sampling period in us]."""
+    return pair[0] / 100
+
+
+def _pstate(value: int) -> int | None:
+    return None if value == _UNKNOWN_PSTATE else value
+
+
+Scalar = tuple[str, Callable[..., Any], tuple[Any, ...], Callable[[Any], Any] | None]
+
+# Fields that do not change while the driver runs: read once per GPU (by UUID).
+STATIC_SCALARS: tuple[Scalar, ...] = (
+    ("name", pynvml.nvmlDeviceGetName, (), None),
+    ("serial", pynvml.nvmlDeviceGetSerial, (), None),
+    ("vbios_version", pynvml.nvmlDeviceGetVbiosVersion, (), None),
+    ("board_part_number", pynvml.nvmlDeviceGetBoardPartNumber, (), None),
+    ("architecture", pynvml.nvmlDeviceGetArchitecture, (), ARCHITECTURES.get),
+    ("cuda_cores", pynvml.nvmlDeviceGetNumGpuCores, (), None),
+    ("temperature_slowdown_celsius", pynvml.nvmlDeviceGetTemperatureThreshold,
+     (pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,), float),
+    ("temperature_shutdown_celsius", pynvml.nvmlDeviceGetTemperatureThreshold,
+     (pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,), float),
+    ("power_default_limit_watts", pynvml.nvmlDeviceGetPowerManagementDefaultLimit, (), _milli),
+    ("numa_node", pynvml.nvmlDeviceGetNumaNodeId, (), None),
+)
+
+# Telemetry and settings an admin can change: read every sample.
+DYNAMIC_SCALARS: tuple[Scalar, ...] = (
+    ("persistence_mode", pynvml.nvmlDeviceGetPersistenceMode, (), bool),
+    ("compute_mode", pynvml.nvmlDeviceGetComputeMode, (), COMPUTE_MODES.get),
+    ("utilization_encoder_ratio", pynvml.nvmlDeviceGetEncoderUtilization, (), _first_ratio),
+    ("utilization_decoder_ratio", pynvml.nvmlDeviceGetDecoderUtilization, (), _first_ratio),
+    ("temperature_celsius", pynvml.nvmlDeviceGetTemperature, (pynvml.NVML_TEMPERATURE_GPU,), float),
+    ("fan_speed_ratio", pynvml.nvmlDeviceGetFanSpeed, (), _ratio),
+    ("power_draw_watts", pynvml.nvmlDeviceGetPowerUsage, (), _milli),
+    ("power_limit_watts", pynvml.nvmlDeviceGetEnforcedPowerLimit, (), _milli),
+    ("energy_joules", pynvml.nvmlDeviceGetTotalEnergyConsumption, (), _milli),
+    ("performance_state", pynvml.nvmlDeviceGetPerformanceState, (), _pstate),
+)
+
+
+def read_scalars(read: Reader, handle: Any, table: tuple[Scalar, ...]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key, fn, args, convert in table:
+        value = read(key, fn, handle, *args)
+        values[key] = convert(value) if convert is not None and value is not None else value
+    return values
+
+
+def memory_info(handle: Any) -> tuple[int, int, int, int | None]:
+    """(total, used, free, reserved) bytes; v2 separates reserved memory, drivers before 510 lack it."""
+    try:
+        info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
+        return info.total, info.used, info.free, info.reserved
+    except pynvml.NVMLError_FunctionNotFound:
+        info = pynvml.nvmlDeviceGetMemoryInfo(handle)
+        return info.total, info.used, info.free, None
+
+
+def clock_event_reasons(handle: Any) -> list[str]:
+    """Active reasons by name; the ThrottleReasons call serves drivers before R535."""
+    try:
+        mask = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+    except pynvml.NVMLError_FunctionNotFound:
+        mask = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+    return [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
+
+
+def nvlink_links_active(handle: Any) -> int | None:
+    """Links that report enabled; None when the GPU has no NVLink."""
+    active = 0
+    for link in range(pynvml.NVML_NVLINK_MAX_LINKS):
+        try:
+            active += bool(pynvml.nvmlDeviceGetNvLinkState(handle, link))
+        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_InvalidArgument):
+            # The first link past the GPU's last one answers like this; on link 0 it
+            # means the GPU has no NVLink at all.
+            return active if link else None
+    return active
+
+
+def cpu_affinity(handle: Any) -> list[int]:
+    words = pynvml.nvmlDeviceGetCpuAffinity(handle, _AFFINITY_WORDS)
+    return [w * 64 + bit for w, word in enumerate(words) for bit in range(64) if word >> bit & 1]
+
+
+def _clocks(read: Reader, handle: Any, key: str, fn: Callable[..., int]) -> Clocks | None:
+    values = {name: read(key, fn, handle, kind) for name, kind in _CLOCK_TYPES}
+    if all(v is None for v in values.values()):
+        return None
+    return Clocks(**{name: None if v is None else v * 1e6 for name, v in values.items()})
+
+
+def read_static(read: Reader, handle: Any) -> dict[str, Any]:
+    """Everything about a GPU that stays put while the driver runs, keyed by Gpu field."""
+    values = read_scalars(read, handle, STATIC_SCALARS)
+    pci = read("pci", pynvml.nvmlDeviceGetPciInfo, handle)
+    values["pci_bus_id"] = pci.busId if pci is not None else None
+    values["pci_device_id"] = pci.pciDeviceId if pci is not None else None
+    capability = read("cuda_compute_capability", pynvml.nvmlDeviceGetCudaComputeCapability, handle)
+    values["cuda_compute_capability"] = (
+        f"{capability[0]}.{capability[1]}" if capability is not None else None
+    )
+    limits = read("power_limits", pynvml.nvmlDeviceGetPowerManagementLimitConstraints, handle)
+    values["power_min_limit_watts"] = _milli(limits[0]) if limits is not None else None
+    values["power_max_limit_watts"] = _milli(limits[1]) if limits is not None else None
+    values["max_clocks"] = _clocks(read, handle, "max_clocks", pynvml.nvmlDeviceGetMaxClockInfo)
+    values["cpu_affinity"] = read("cpu_affinity", cpu_affinity, handle)
+    bus_width = read("memory_bus_width", pynvml.nvmlDeviceGetMemoryBusWidth, handle)
+    max_clocks = values["max_clocks"]
+    values["peak"] = peak_throughput(
+        values["name"],
+        tuple(capability) if capability is not None else None,
+        values["cuda_cores"],
+        max_clocks.sm_hertz if max_clocks else None,
+        bus_width,
+        max_clocks.memory_hertz if max_clocks else None,
+    )
+    return values
+
+
+def _pcie(read: Reader, handle: Any) -> PcieLink | None:
+    link = PcieLink(
+        generation=read("pcie", pynvml.nvmlDeviceGetCurrPcieLinkGeneration, handle),
+        max_generation=read("pcie", pynvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
+        gpu_max_generation=read("pcie", pynvml.nvmlDeviceGetGpuMaxPcieLinkGeneration, handle),
+        width=read("pcie", pynvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
+        max_width=read("pcie", pynvml.nvmlDeviceGetMaxPcieLinkWidth, handle),
+        tx_bytes_per_second=_kb(read("pcie", pynvml.nvmlDeviceGetPcieThroughput, handle,
+                                     pynvml.NVML_PCIE_UTIL_TX_BYTES)),
+        rx_bytes_per_second=_kb(read("pcie", pynvml.nvmlDeviceGetPcieThroughput, handle,
+                                     pynvml.NVML_PCIE_UTIL_RX_BYTES)),
+        replay_errors=read("pcie", pynvml.nvmlDeviceGetPcieReplayCounter, handle),
+    )
+    if link.generation is None and link.width is None and link.max_generation is None:
+        return None
+    return link
+
+
+def _kb(value: int | None) -> float | None:
+    """NVML's PCIe throughput is in KB/s (1024 bytes, per nvml.h)."""
+    return None if value is None else value * 1024.0
+
+
+def _ecc(read: Reader, handle: Any) -> Ecc | None:
+    mode = read("ecc", pynvml.nvmlDeviceGetEccMode, handle)
+    if mode is None:
+        return None
+
+    def count(kind: int, counter: int) -> int | None:
+        return read("ecc", pynvml.nvmlDeviceGetTotalEccErrors, handle, kind, counter)
+
+    corrected, uncorrected = (
+        pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+        pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+    )
+    enabled = bool(mode[0])
+    return Ecc(
+        enabled=enabled,
+        pending_enabled=bool(mode[1]),
+        # Counters of a GPU with ECC off are not kept: asking would only give NotSupported.
+        volatile_corrected=count(corrected, pynvml.NVML_VOLATILE_ECC) if enabled else None,
+        volatile_uncorrected=count(uncorrected, pynvml.NVML_VOLATILE_ECC) if enabled else None,
+        aggregate_corrected=count(corrected, pynvml.NVML_AGGREGATE_ECC) if enabled else None,
+        aggregate_uncorrected=count(uncorrected, pynvml.NVML_AGGREGATE_ECC) if enabled else None,
+    )
+
+
+def _retired_pages(read: Reader, handle: Any) -> RetiredPages | None:
+    pending = read("retired_pages", pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    if pending is None:
+        return None
+    single = read("retired_pages", pynvml.nvmlDeviceGetRetiredPages, handle,
+                  pynvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
+    double = read("retired_pages", pynvml.nvmlDeviceGetRetiredPages, handle,
+                  pynvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+    return RetiredPages(
+        single_bit=None if single is None else len(single),
+        double_bit=None if double is None else len(double),
+        pending=bool(pending),
+    )
+
+
+def _remapped_rows(read: Reader, handle: Any) -> RemappedRows | None:
+    rows = read("remapped_rows", pynvml.nvmlDeviceGetRemappedRows, handle)
+    if rows is None:
+        return None
+    correctable, uncorrectable, pending, failure = rows
+    return RemappedRows(correctable, uncorrectable, bool(pending), bool(failure))
+
+
+def read_dynamic(read: Reader, handle: Any, in_mig_mode: bool) -> dict[str, Any]:
+    """Telemetry for one sample, keyed by Gpu field."""
+    values = read_scalars(read, handle, DYNAMIC_SCALARS)
+    memory = read("memory", memory_info, handle)
+    total, used, free, reserved = memory if memory is not None else (None, None, None, None)
+    values.update(
+        memory_total_bytes=total,
+        memory_used_bytes=used,
+        memory_free_bytes=free,
+        memory_reserved_bytes=reserved,
+    )
+    bar1 = read("bar1", pynvml.nvmlDeviceGetBAR1MemoryInfo, handle)
+    values["bar1_total_bytes"] = bar1.bar1Total if bar1 is not None else None
+    values["bar1_used_bytes"] = bar1.bar1Used if bar1 is not None else None
+    # A MIG-mode parent has no utilization (nvml.h); asking would only cost a call.
+    rates = None if in_mig_mode else read("utilization", pynvml.nvmlDeviceGetUtilizationRates, handle)
+    values["utilization_gpu_ratio"] = _ratio(rates.gpu) if rates is not None else None
+    values["utilization_memory_ratio"] = _ratio(rates.memory) if rates is not None else None
+    values["clocks"] = _clocks(read, handle, "clocks", pynvml.nvmlDeviceGetClockInfo)
+    values["pcie"] = _pcie(read, handle)
+    values["clock_event_reasons"] = read("clock_event_reasons", clock_event_reasons, handle)
+    values["ecc"] = _ecc(read, handle)
+    values["retired_pages"] = _retired_pages(read, handle)
+    values["remapped_rows"] = _remapped_rows(read, handle)
+    values["nvlink_links_active"] = read("nvlink", nvlink_links_active, handle)
+    return values
+

@@ -1,0 +1,160 @@
+"""The MIG tree of one GPU: MIG devices through their handles, placements and free capacity.
+
+MIG device handles work for any user, so devices, their memory and processes are read
+through them. GPU-instance listings and remaining capacity need privileges (nvml.h:
+"Requires privileged user"); when refused, those parts are None, not guessed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any
+
+import pynvml
+
+from hwinfo.collect.gpu.device import memory_info
+from hwinfo.collect.gpu.nvml import Reader
+from hwinfo.collect.gpu.processes import OwnerLookup, read_processes
+from hwinfo.model.gpu import Mig, MigDevice, MigGpuInstance, MigProfileCapacity
+
+MIB = 1 << 20
+_MIG_NAME_MARK = " MIG "
+
+
+@dataclass(frozen=True)
+class GpuInstanceProfile:
+    """One row of the board's GPU-instance profile table (static per GPU)."""
+
+    id: int
+    name: str  # "1g.10gb"
+    instances_max: int
+    memory_bytes: int
+    multiprocessor_count: int
+
+
+def profile_table(handle: Any) -> list[GpuInstanceProfile]:
+    """The board's GPU-instance profiles; empty when the GPU cannot do MIG."""
+    profiles = []
+    for index in range(pynvml.NVML_GPU_INSTANCE_PROFILE_COUNT):
+        try:
+            info = pynvml.nvmlDeviceGetGpuInstanceProfileInfo(handle, index)
+        except pynvml.NVMLError_NotSupported:
+            continue  # this board lacks the profile (e.g. 1g double memory on older A100s)
+        except pynvml.NVMLError_InvalidArgument:
+            break  # past the last profile index this driver knows
+        except pynvml.NVMLError:
+            return []
+        profiles.append(
+            GpuInstanceProfile(
+                id=info.id,
+                name=info.name.removeprefix("MIG "),
+                instances_max=info.instanceCount,
+                memory_bytes=info.memorySizeMB * MIB,
+                multiprocessor_count=info.multiprocessorCount,
+            )
+        )
+    return profiles
+
+
+def _profile_of(name: str | None) -> str | None:
+    """"NVIDIA A100-SXM4-80GB MIG 1c.3g.40gb" -> "1c.3g.40gb"."""
+    if not name or _MIG_NAME_MARK not in name:
+        return None
+    return name.split(_MIG_NAME_MARK, 1)[1]
+
+
+def _device(index: int, handle: Any, owner_of: OwnerLookup, with_command: bool) -> MigDevice:
+    read = Reader()
+    memory = read("memory", memory_info, handle)
+    attributes = read("attributes", pynvml.nvmlDeviceGetAttributes, handle)
+    return MigDevice(
+        index=index,
+        uuid=read("uuid", pynvml.nvmlDeviceGetUUID, handle),
+        profile=_profile_of(read("name", pynvml.nvmlDeviceGetName, handle)),
+        gpu_instance_id=read("gpu_instance_id", pynvml.nvmlDeviceGetGpuInstanceId, handle),
+        compute_instance_id=read("compute_instance_id", pynvml.nvmlDeviceGetComputeInstanceId, handle),
+        multiprocessor_count=attributes.multiprocessorCount if attributes is not None else None,
+        memory_total_bytes=memory[0] if memory is not None else None,
+        memory_used_bytes=memory[1] if memory is not None else None,
+        processes=read_processes(read, handle, owner_of, with_command),
+        unavailable=read.unavailable,
+    )
+
+
+def _devices(parent: Any, owner_of: OwnerLookup, with_command: bool) -> list[MigDevice]:
+    devices = []
+    for index in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(parent)):
+        try:
+            handle = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(parent, index)
+        except (pynvml.NVMLError_NotFound, pynvml.NVMLError_InvalidArgument):
+            # Indices are dense on drivers seen so far; skipping (not stopping) also
+            # survives a gap left by an instance destroyed mid-walk.
+            continue
+        devices.append(_device(index, handle, owner_of, with_command))
+    return devices
+
+
+def _gpu_instances(parent: Any, profiles: list[GpuInstanceProfile]) -> list[MigGpuInstance]:
+    """Placements of every GPU instance; raises NoPermission for unprivileged callers."""
+    instances = []
+    for profile in profiles:
+        count = ctypes.c_uint(0)
+        handles = (pynvml.c_nvmlGpuInstance_t * profile.instances_max)()
+        pynvml.nvmlDeviceGetGpuInstances(parent, profile.id, handles, ctypes.byref(count))
+        for handle in handles[: count.value]:
+            info = pynvml.nvmlGpuInstanceGetInfo(handle)
+            instances.append(
+                MigGpuInstance(
+                    id=info.id,
+                    profile=profile.name,
+                    profile_id=profile.id,
+                    placement_start=info.placement.start,
+                    placement_size=info.placement.size,
+                )
+            )
+    return sorted(instances, key=lambda gi: gi.id)
+
+
+def _capacity(
+    read: Reader, parent: Any, profiles: list[GpuInstanceProfile]
+) -> list[MigProfileCapacity] | None:
+    rows = []
+    for profile in profiles:
+        free = read(
+            "mig_capacity", pynvml.nvmlDeviceGetGpuInstanceRemainingCapacity, parent, profile.id
+        )
+        rows.append(
+            MigProfileCapacity(
+                profile=profile.name,
+                profile_id=profile.id,
+                memory_bytes=profile.memory_bytes,
+                multiprocessor_count=profile.multiprocessor_count,
+                instances_max=profile.instances_max,
+                instances_free=free,
+            )
+        )
+    if rows and all(row.instances_free is None for row in rows):
+        return None
+    return rows
+
+
+def read_mig(
+    read: Reader,
+    parent: Any,
+    profiles: list[GpuInstanceProfile],
+    owner_of: OwnerLookup,
+    with_command: bool,
+) -> Mig | None:
+    """The MIG state of a GPU; None when it cannot do MIG."""
+    mode = read("mig_mode", pynvml.nvmlDeviceGetMigMode, parent)
+    if mode is None:
+        return None
+    enabled, pending = bool(mode[0]), bool(mode[1])
+    mig = Mig(enabled=enabled, pending_enabled=pending)
+    if not enabled:
+        return mig
+    mig.devices = read("mig_devices", _devices, parent, owner_of, with_command) or []
+    mig.gpu_instances = read("mig_gpu_instances", _gpu_instances, parent, profiles)
+    mig.capacity = _capacity(read, parent, profiles)
+    return mig

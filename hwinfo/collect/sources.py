@@ -1,0 +1,46 @@
+"""Which machine the collectors read: this one, a procfs tree, and real or simulated NVML."""
+
+from __future__ import annotations
+
+from hwinfo.collect.gpu.collector import GpuCollector
+from hwinfo.collect.gpu.processes import OwnerLookup, ProcessOwner, local_owner
+from hwinfo.collect.snapshot import SnapshotCollector
+from hwinfo.collect.sysfs import Root, RootError
+
+
+class SetupError(Exception):
+    """The collectors cannot be set up as asked; str() is one line for a person."""
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    from hwinfo import sim
+
+    try:
+        machine = sim.install(sim.load_scenario(simulate))
+    except sim.ScenarioError as exc:
+        raise SetupError(str(exc)) from None
+
+    def owner_of(pid: int) -> ProcessOwner | None:
+        found = machine.process_owner(pid)
+        return None if found is None else ProcessOwner(*found)
+
+    return owner_of
+
+
+def open_collector(
+    root: str = "/",
+    simulate: str | None = None,
+    gpus: bool = True,
+    with_processes: bool = True,
+    with_commands: bool = False,
+) -> SnapshotCollector:
+    try:
+        machine_root = Root(root)
+    except RootError as exc:
+        raise SetupError(str(exc)) from None
+    gpu = None
+    if gpus:
+        owners = scenario_owners(simulate) if simulate else local_owner
+        gpu = GpuCollector(owners, with_processes=with_processes, with_commands=with_commands)
+    return SnapshotCollector(machine_root, gpu)

@@ -1,0 +1,56 @@
+"""Reads procfs and sysfs files below a configurable root, so collectors run on fixture trees."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class RootError(Exception):
+    """The procfs/sysfs root cannot be used at all."""
+
+
+class Root:
+    """A machine's filesystem seen from `path`; a missing or unreadable file reads as None."""
+
+    def __init__(self, path: str | os.PathLike[str] = "/") -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise RootError(f"procfs root {str(self.path)!r} is not a readable directory")
+        if not os.access(self.path, os.R_OK | os.X_OK):
+            raise RootError(f"procfs root {str(self.path)!r} is not readable")
+
+    def file(self, rel: str) -> Path:
+        return self.path / rel.lstrip("/")
+
+    def read_text(self, rel: str) -> str | None:
+        try:
+            return self.file(rel).read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+
+    def read_value(self, rel: str) -> str | None:
+        """The stripped content of a one-value file such as /sys/.../size, or None."""
+        text = self.read_text(rel)
+        if text is None:
+            return None
+        return text.strip() or None
+
+    def read_int(self, rel: str, base: int = 10) -> int | None:
+        value = self.read_value(rel)
+        if value is None:
+            return None
+        try:
+            return int(value, base)
+        except ValueError:
+            return None
+
+    def listdir(self, rel: str) -> list[str]:
+        """Sorted names in a directory; empty when it does not exist."""
+        try:
+            return sorted(os.listdir(self.file(rel)))
+        except OSError:
+            return []
+
+    def exists(self, rel: str) -> bool:
+        return self.file(rel).exists()

@@ -1,0 +1,226 @@
+"""NVIDIA GPUs, their MIG layout and the processes that hold GPU memory.
+
+A field is None when NVML cannot give it (NotSupported, or the call failed). Where
+the reason is not plain "not supported" (no permission, GPU lost, timeout) it is
+kept in the owner's `unavailable` map, field name -> NVML's error text, so the
+report can say "no permission" instead of "not available".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GpuProcess:
+    pid: int
+    used_memory_bytes: int | None  # None: NVML cannot tell (e.g. WDDM, some vGPU guests)
+    type: str  # "compute", "graphics" or "compute+graphics"
+    gpu_instance_id: int | None  # None outside MIG
+    compute_instance_id: int | None
+    # False when the PID is not in hwinfo's PID namespace: it exited, or it runs in a
+    # container whose PIDs NVML reports untranslated. Then user and name are unknown.
+    visible: bool
+    user: str | None
+    name: str | None  # command name
+    command: str | None = None  # full command line, only when asked for (it can hold secrets)
+
+
+@dataclass
+class UserUsage:
+    """One user's share of one GPU: the per-user rollup labs ask for."""
+
+    gpu_index: int
+    user: str | None  # None: processes whose owner cannot be named
+    used_memory_bytes: int  # sum over the processes whose memory NVML reports
+    processes: int
+
+
+@dataclass
+class MigDevice:
+    """One MIG device: a compute instance inside a GPU instance."""
+
+    index: int
+    uuid: str | None
+    profile: str | None  # "3g.40gb", or "1c.3g.40gb" for a CI smaller than its GI
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    multiprocessor_count: int | None
+    # Compute instances of one GPU instance share its memory: these are the GI's figures.
+    memory_total_bytes: int | None
+    memory_used_bytes: int | None
+    processes: list[GpuProcess] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class MigGpuInstance:
+    """A GPU instance's placement; only privileged callers can list these."""
+
+    id: int
+    profile: str | None
+    profile_id: int
+    placement_start: int
+    placement_size: int
+
+
+@dataclass
+class MigProfileCapacity:
+    """How many more GPU instances of one profile still fit, given the current placements."""
+
+    profile: str
+    profile_id: int
+    memory_bytes: int | None
+    multiprocessor_count: int | None
+    instances_max: int  # on an empty GPU
+    instances_free: int | None  # None: not available (needs privileges)
+
+
+@dataclass
+class Mig:
+    enabled: bool
+    pending_enabled: bool | None
+    devices: list[MigDevice] = field(default_factory=list)
+    # None: the privileged queries were refused (unprivileged user or container).
+    gpu_instances: list[MigGpuInstance] | None = None
+    capacity: list[MigProfileCapacity] | None = None
+
+    @property
+    def change_pending(self) -> bool:
+        return self.pending_enabled is not None and self.pending_enabled != self.enabled
+
+
+@dataclass
+class Clocks:
+    graphics_hertz: float | None
+    sm_hertz: float | None
+    memory_hertz: float | None
+    video_hertz: float | None
+
+
+@dataclass
+class PcieLink:
+    generation: int | None
+    max_generation: int | None  # of the link as the slot and GPU allow
+    gpu_max_generation: int | None  # of the GPU alone
+    width: int | None
+    max_width: int | None
+    tx_bytes_per_second: float | None
+    rx_bytes_per_second: float | None
+    replay_errors: int | None
+
+
+@dataclass
+class Ecc:
+    enabled: bool
+    pending_enabled: bool | None
+    volatile_corrected: int | None
+    volatile_uncorrected: int | None
+    aggregate_corrected: int | None
+    aggregate_uncorrected: int | None
+
+
+@dataclass
+class RetiredPages:
+    single_bit: int | None
+    double_bit: int | None
+    pending: bool | None
+
+
+@dataclass
+class RemappedRows:
+    correctable: int
+    uncorrectable: int
+    pending: bool
+    failure: bool
+
+
+@dataclass
+class PeakThroughput:
+    """Theoretical dense rates at the maximum SM clock (see hwinfo/collect/gpu/peak.py)."""
+
+    fp64_flops: float | None
+    fp32_flops: float | None
+    fp16_flops: float | None  # tensor cores where present, FP32 accumulate
+    bf16_flops: float | None
+    tf32_flops: float | None
+    int8_ops: float | None
+    memory_bandwidth_bytes_per_second: float | None
+
+
+@dataclass
+class Gpu:
+    index: int
+    # True when NVML says the GPU fell off the bus (GpuIsLost); then only index, and
+    # what was known before, are filled.
+    lost: bool
+    name: str | None
+    uuid: str | None
+    serial: str | None
+    vbios_version: str | None
+    board_part_number: str | None
+    pci_bus_id: str | None
+    pci_device_id: int | None
+    architecture: str | None
+    cuda_compute_capability: str | None  # "8.0"
+    cuda_cores: int | None
+    persistence_mode: bool | None
+    compute_mode: str | None
+    memory_total_bytes: int | None
+    memory_used_bytes: int | None  # without reserved memory where the driver tells them apart
+    memory_free_bytes: int | None
+    memory_reserved_bytes: int | None
+    bar1_total_bytes: int | None
+    bar1_used_bytes: int | None
+    utilization_gpu_ratio: float | None
+    utilization_memory_ratio: float | None
+    utilization_encoder_ratio: float | None
+    utilization_decoder_ratio: float | None
+    temperature_celsius: float | None
+    temperature_slowdown_celsius: float | None
+    temperature_shutdown_celsius: float | None
+    fan_speed_ratio: float | None
+    power_draw_watts: float | None
+    power_limit_watts: float | None  # enforced
+    power_default_limit_watts: float | None
+    power_min_limit_watts: float | None
+    power_max_limit_watts: float | None
+    energy_joules: float | None  # since the driver was loaded
+    clocks: Clocks | None
+    max_clocks: Clocks | None
+    performance_state: int | None  # P0..P15
+    pcie: PcieLink | None
+    clock_event_reasons: list[str] | None  # active throttle reasons, by name
+    ecc: Ecc | None
+    retired_pages: RetiredPages | None
+    remapped_rows: RemappedRows | None
+    nvlink_links_active: int | None
+    numa_node: int | None
+    cpu_affinity: list[int] | None  # logical CPUs close to this GPU
+    peak: PeakThroughput | None
+    mig: Mig | None  # None: the GPU cannot do MIG
+    processes: list[GpuProcess] = field(default_factory=list)  # outside MIG devices
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    def all_processes(self) -> list[GpuProcess]:
+        """Processes on the whole GPU and on its MIG devices."""
+        procs = list(self.processes)
+        if self.mig is not None:
+            for device in self.mig.devices:
+                procs.extend(device.processes)
+        return procs
+
+
+@dataclass
+class GpuSystem:
+    """The NVIDIA driver as NVML sees it, and every GPU it manages."""
+
+    # "ok", "no_library" (no NVML library), "no_driver", "driver_mismatch",
+    # "no_permission", "error", "not_collected" (switched off)
+    status: str
+    message: str | None  # one line for a person when status is not "ok"
+    driver_version: str | None
+    cuda_driver_version: str | None  # "12.4"
+    nvml_version: str | None
+    gpus: list[Gpu] = field(default_factory=list)
+    users: list[UserUsage] = field(default_factory=list)

@@ -1,0 +1,72 @@
+"""Snapshot <-> plain dicts (the JSON schema), driven by the dataclasses' type hints."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import cache
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class SchemaError(ValueError):
+    """A document does not match the snapshot schema."""
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    return dataclasses.asdict(obj)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_dict(cls: type[T], data: Any, where: str = "") -> T:
+    """Rebuild a dataclass tree from `data`; unknown keys are ignored so newer producers still load."""
+    return _convert(cls, data, where or cls.__name__)
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise SchemaError(f"{where}: null is not allowed")
+        (inner,) = [a for a in args if a is not type(None)]
+        return _convert(inner, value, where)
+    if origin is list:
+        if not isinstance(value, list):
+            raise SchemaError(f"{where}: expected a list")
+        (item,) = typing.get_args(tp)
+        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where}: expected an object")
+        _, item = typing.get_args(tp)
+        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where}: expected an object")
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in value:
+                kwargs[f.name] = _convert(_hints(tp)[f.name], value[f.name], f"{where}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise SchemaError(f"{where}: missing field {f.name!r}")
+        return tp(**kwargs)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SchemaError(f"{where}: expected a number")
+        return float(value)
+    if tp in (int, str, bool):
+        if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
+            raise SchemaError(f"{where}: expected {tp.__name__}")
+        return value
+    if tp is Any:
+        return value
+    raise SchemaError(f"{where}: unsupported type {tp!r}")

@@ -1,0 +1,12 @@
+"""The JSON report: the snapshot's dataclasses as they are, in base units."""
+
+from __future__ import annotations
+
+import json
+
+from hwinfo.model.serialize import to_dict
+from hwinfo.model.snapshot import Snapshot
+
+
+def render_json(snapshot: Snapshot, indent: int | None = 2) -> str:
+    return json.dumps(to_dict(snapshot), indent=indent, ensure_ascii=False)

@@ -1,0 +1,251 @@
+"""The GPU sections: a one-line-per-GPU summary, then a block per GPU, then users."""
+
+from __future__ import annotations
+
+from hwinfo.cpulist import format_cpulist
+from hwinfo.model.gpu import Clocks, Gpu, GpuSystem, PeakThroughput
+from hwinfo.render.text.gpu_mig import render_mig
+from hwinfo.render.text.gpu_processes import add_process_table, render_users
+from hwinfo.render.text.layout import Section
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import NA, or_na, percent, size
+
+_NAME_PREFIX = "NVIDIA "
+
+
+def _short_name(name: str | None) -> str:
+    return (name or NA).removeprefix(_NAME_PREFIX)
+
+
+def _mhz(hz: float | None) -> str:
+    return or_na(hz, lambda v: f"{v / 1e6:.0f}")
+
+
+def _memory(gpu: Gpu) -> str:
+    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+    if total is None:
+        return NA
+    if used is None:
+        return f"? / {size(total)}"
+    return f"{size(used)} / {size(total)} ({percent(used / total)})"
+
+
+def _link(gen: int | None, width: int | None) -> str:
+    if gen is None and width is None:
+        return NA
+    return f"gen{or_na(gen, str)} x{or_na(width, str)}"
+
+
+def _link_degraded(gpu: Gpu) -> bool:
+    link = gpu.pcie
+    if link is None:
+        return False
+    return (link.width is not None and link.max_width is not None and link.width < link.max_width) or (
+        link.generation is not None
+        and link.max_generation is not None
+        and link.generation < link.max_generation
+        # An idle GPU drops its link speed to save power: that is not a fault.
+        and "gpu_idle" not in (gpu.clock_event_reasons or [])
+    )
+
+
+def _utilization(gpu: Gpu) -> str:
+    if gpu.mig is not None and gpu.mig.enabled:
+        return "MIG"
+    return or_na(gpu.utilization_gpu_ratio, percent)
+
+
+def _summary(system: GpuSystem, style: Style) -> Section:
+    title = f"GPUs ({len(system.gpus)})"
+    section = Section(title, style)
+    section.field(
+        "Driver",
+        f"{system.driver_version or NA} · CUDA {system.cuda_driver_version or NA}"
+        f" · NVML {system.nvml_version or NA}",
+    )
+    rows = []
+    for gpu in system.gpus:
+        if gpu.lost or gpu.unavailable.get("gpu"):
+            reason = gpu.unavailable.get("gpu", "lost")
+            rows.append([str(gpu.index), _short_name(gpu.name), style.bad(reason.upper()),
+                         "", "", "", ""])
+            continue
+        rows.append([
+            str(gpu.index),
+            _short_name(gpu.name),
+            _utilization(gpu),
+            _memory(gpu).split(" (")[0],
+            or_na(gpu.temperature_celsius, lambda t: f"{t:.0f}°C"),
+            or_na(gpu.power_draw_watts, lambda w: f"{w:.0f} W"),
+            str(len(gpu.all_processes())),
+        ])
+    section.table(
+        ("#", "Name", "Util", "Memory", "Temp", "Power", "Procs"),
+        rows,
+        (True, False, True, True, True, True, True),
+    )
+    return section
+
+
+def _clocks(now: Clocks | None, peak: Clocks | None) -> str:
+    if now is None and peak is None:
+        return NA
+    parts = []
+    for label, attr in (("SM", "sm_hertz"), ("mem", "memory_hertz"), ("gfx", "graphics_hertz")):
+        cur = getattr(now, attr) if now else None
+        top = getattr(peak, attr) if peak else None
+        if cur is not None or top is not None:
+            parts.append(f"{label} {_mhz(cur)}/{_mhz(top)}")
+    return " · ".join(parts) + " MHz"
+
+
+def _peak(peak: PeakThroughput | None) -> str:
+    if peak is None:
+        return NA
+
+    def tera(v: float | None) -> str:
+        return or_na(v, lambda x: f"{x / 1e12:.3g}")
+
+    parts = [f"FP64 {tera(peak.fp64_flops)}", f"FP32 {tera(peak.fp32_flops)}"]
+    if peak.tf32_flops is not None:
+        parts.append(f"TF32 {tera(peak.tf32_flops)}")
+    if peak.fp16_flops is not None:
+        parts.append(f"FP16 {tera(peak.fp16_flops)}")
+    if peak.bf16_flops is not None:
+        parts.append(f"BF16 {tera(peak.bf16_flops)}")
+    text = " · ".join(parts) + " TFLOPS"
+    if peak.int8_ops is not None:
+        text += f" · INT8 {tera(peak.int8_ops)} TOPS"
+    if peak.memory_bandwidth_bytes_per_second is not None:
+        text += f" · {peak.memory_bandwidth_bytes_per_second / 1e12:.2f} TB/s"
+    return text
+
+
+def _health(gpu: Gpu, style: Style) -> str:
+    parts = []
+    if gpu.ecc is not None:
+        ecc = "ECC on" if gpu.ecc.enabled else "ECC off"
+        if gpu.ecc.enabled:
+            ecc += (f" ({or_na(gpu.ecc.volatile_corrected, str)} corrected,"
+                    f" {or_na(gpu.ecc.volatile_uncorrected, str)} uncorrected)")
+            if gpu.ecc.volatile_uncorrected:
+                ecc = style.bad(ecc)
+        parts.append(ecc)
+    rows = gpu.remapped_rows
+    if rows is not None:
+        text = f"remapped rows {rows.correctable}+{rows.uncorrectable}"
+        if rows.pending or rows.failure:
+            text = style.bad(text + (" PENDING" if rows.pending else "") + (" FAILED" if rows.failure else ""))
+        parts.append(text)
+    pages = gpu.retired_pages
+    if pages is not None:
+        text = f"retired pages {or_na(pages.single_bit, str)}+{or_na(pages.double_bit, str)}"
+        parts.append(style.bad(text + " PENDING") if pages.pending else text)
+    return " · ".join(parts) if parts else NA
+
+
+def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
+    section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
+    reason = gpu.unavailable.get("gpu")
+    if gpu.lost or reason:
+        section.line(style.bad(f"{reason or 'GPU is lost'}: no data from NVML"))
+        section.field("UUID", gpu.uuid or NA)
+        section.field("PCI", gpu.pci_bus_id or NA)
+        return section
+    section.field("UUID", gpu.uuid or NA)
+    section.field(
+        "Board",
+        f"{gpu.architecture or NA} · CC {gpu.cuda_compute_capability or NA}"
+        f" · {or_na(gpu.cuda_cores, str)} CUDA cores · PCI {gpu.pci_bus_id or NA}",
+    )
+    section.field(
+        "Identity",
+        f"serial {gpu.serial or NA} · VBIOS {gpu.vbios_version or NA}"
+        f" · part {gpu.board_part_number or NA}",
+    )
+    section.field(
+        "Modes",
+        f"persistence {or_na(gpu.persistence_mode, lambda v: 'on' if v else 'off')}"
+        f" · compute {gpu.compute_mode or NA} · P{or_na(gpu.performance_state, str)}",
+    )
+    memory = _memory(gpu)
+    if gpu.memory_reserved_bytes:
+        memory += f" · reserved {size(gpu.memory_reserved_bytes)}"
+    if gpu.bar1_total_bytes is not None:
+        memory += f" · BAR1 {or_na(gpu.bar1_used_bytes, size)} / {size(gpu.bar1_total_bytes)}"
+    section.field("Memory", _unavailable(gpu, "memory", memory))
+    section.field(
+        "Utilization",
+        _unavailable(gpu, "utilization",
+                     f"GPU {_utilization(gpu)} · memory {or_na(gpu.utilization_memory_ratio, percent)}"
+                     f" · enc {or_na(gpu.utilization_encoder_ratio, percent)}"
+                     f" · dec {or_na(gpu.utilization_decoder_ratio, percent)}"),
+    )
+    section.field(
+        "Temperature",
+        f"{or_na(gpu.temperature_celsius, lambda t: f'{t:.0f}°C')}"
+        f" (slowdown {or_na(gpu.temperature_slowdown_celsius, lambda t: f'{t:.0f}')},"
+        f" shutdown {or_na(gpu.temperature_shutdown_celsius, lambda t: f'{t:.0f}')})"
+        f" · fan {or_na(gpu.fan_speed_ratio, percent)}",
+    )
+    section.field(
+        "Power",
+        f"{or_na(gpu.power_draw_watts, lambda w: f'{w:.0f}')}"
+        f" / {or_na(gpu.power_limit_watts, lambda w: f'{w:.0f} W')}"
+        f" (range {or_na(gpu.power_min_limit_watts, lambda w: f'{w:.0f}')}"
+        f"–{or_na(gpu.power_max_limit_watts, lambda w: f'{w:.0f}')})"
+        f" · energy {or_na(gpu.energy_joules, lambda j: f'{j / 3.6e6:.1f} kWh')}",
+    )
+    section.field("Clocks", _clocks(gpu.clocks, gpu.max_clocks))
+    reasons = [r for r in (gpu.clock_event_reasons or []) if r != "gpu_idle"]
+    if gpu.clock_event_reasons is None:
+        section.field("Throttling", NA)
+    else:
+        section.field("Throttling", style.warn(", ".join(reasons)) if reasons else "none")
+    if gpu.pcie is None:
+        section.field("PCIe", NA)
+    else:
+        link = f"{_link(gpu.pcie.generation, gpu.pcie.width)} of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}"
+        if _link_degraded(gpu):
+            link = style.warn(link + " (degraded)")
+        section.field("PCIe", link)
+    section.field("Health", _health(gpu, style))
+    affinity = or_na(gpu.cpu_affinity, format_cpulist)
+    section.field(
+        "Topology",
+        f"NUMA {or_na(gpu.numa_node, str)} · CPUs {affinity}"
+        f" · NVLink {or_na(gpu.nvlink_links_active, lambda n: f'{n} active')}",
+    )
+    section.field("Peak", _peak(gpu.peak))
+    if gpu.mig is not None:
+        render_mig(gpu.mig, section, show_processes)
+    if show_processes and gpu.processes:
+        section.line(style.dim("Processes"))
+        add_process_table(section, gpu.processes, indent=2)
+    return section
+
+
+def _unavailable(gpu: Gpu, key: str, text: str) -> str:
+    """Say why a group of fields is missing when it is more than "not supported"."""
+    reason = gpu.unavailable.get(key)
+    return f"{text} ({reason})" if reason else text
+
+
+def render_gpus(system: GpuSystem | None, style: Style, show_processes: bool = True) -> str:
+    if system is None:
+        return ""
+    if system.status != "ok":
+        section = Section("GPUs", style)
+        section.line(style.warn(system.message or system.status))
+        return section.render()
+    if not system.gpus:
+        section = Section("GPUs", style)
+        section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
+        return section.render()
+    blocks = [_summary(system, style).render()]
+    blocks += [_detail(gpu, style, show_processes).render() for gpu in system.gpus]
+    if show_processes and system.users:
+        users = Section("GPU users", style)
+        render_users(system.users, users)
+        blocks.append(users.render())
+    return "\n\n".join(blocks)

@@ -1,0 +1,53 @@
+"""The MIG part of a GPU's block: mode, the device tree with processes, free capacity."""
+
+from __future__ import annotations
+
+from hwinfo.model.gpu import Mig
+from hwinfo.render.text.gpu_processes import add_process_table
+from hwinfo.render.text.layout import Section
+from hwinfo.render.units import NA, or_na, size
+
+
+def _mode(mig: Mig) -> str:
+    state = "enabled" if mig.enabled else "disabled"
+    if mig.change_pending:
+        state += f" (change to {'enabled' if mig.pending_enabled else 'disabled'} pending reset)"
+    return state
+
+
+def render_mig(mig: Mig, section: Section, show_processes: bool) -> None:
+    style = section.style
+    mode = _mode(mig)
+    section.field("MIG", style.warn(mode) if mig.change_pending else mode)
+    if not mig.enabled:
+        return
+    if not mig.devices:
+        section.line(style.warn("MIG is enabled but no instances exist: the GPU runs no work"), 2)
+    else:
+        rows = []
+        for dev in mig.devices:
+            rows.append([
+                str(dev.index),
+                dev.profile or NA,
+                or_na(dev.gpu_instance_id, str),
+                or_na(dev.compute_instance_id, str),
+                or_na(dev.multiprocessor_count, str),
+                f"{or_na(dev.memory_used_bytes, size)} / {or_na(dev.memory_total_bytes, size)}",
+                str(len(dev.processes)),
+            ])
+        section.table(
+            ("Dev", "Profile", "GI", "CI", "SMs", "Memory (per GI)", "Procs"),
+            rows,
+            (True, False, True, True, True, True, True),
+            indent=2,
+        )
+        if show_processes:
+            for dev in mig.devices:
+                if dev.processes:
+                    section.line(style.dim(f"MIG {dev.index} ({dev.profile or NA}) processes"), 2)
+                    add_process_table(section, dev.processes, indent=3)
+    if mig.capacity is None:
+        section.line(style.dim("free capacity: not available (needs privileges)"), 2)
+    else:
+        free = [f"{c.profile} ×{c.instances_free}" for c in mig.capacity if c.instances_free]
+        section.wrapped("free capacity", free or ["none"], sep=", ", indent=2)

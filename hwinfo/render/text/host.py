@@ -1,0 +1,29 @@
+"""The report's header: which host, what it runs, when the snapshot was taken."""
+
+from __future__ import annotations
+
+import time
+
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import NA, duration, or_na
+
+
+def render_host(snapshot: Snapshot, style: Style) -> str:
+    host = snapshot.host
+    platform = ", ".join(
+        part
+        for part in (
+            host.virtualization and f"{host.virtualization} guest",
+            host.container and f"in {host.container}",
+        )
+        if part
+    )
+    taken = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(snapshot.timestamp_seconds))
+    lines = [
+        style.heading(f"{host.hostname}") + f"  {host.os_name or NA} · kernel {host.kernel_release or NA}",
+        f"  up {or_na(host.uptime_seconds, duration)}"
+        + (f" · {platform}" if platform else "")
+        + f" · taken {taken} · hwinfo {snapshot.hwinfo_version}",
+    ]
+    return "\n".join(lines)

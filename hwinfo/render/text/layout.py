@@ -1,0 +1,80 @@
+"""Sections of aligned label/value lines and simple tables, sized for an 80-column terminal."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hwinfo.render.text.style import Style
+
+WIDTH = 80
+LABEL_WIDTH = 14
+INDENT = "  "
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def visible_len(text: str) -> int:
+    return len(_ANSI.sub("", text))
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    fill = " " * max(0, width - visible_len(text))
+    return fill + text if right else text + fill
+
+
+class Section:
+    """A titled block of lines; renderers fill it and the report joins the blocks."""
+
+    def __init__(self, title: str, style: Style) -> None:
+        self.style = style
+        self.lines: list[str] = [style.heading(title)]
+
+    def field(self, label: str, value: str, indent: int = 1) -> None:
+        """One aligned "label  value" line; the value is dimmed when not available."""
+        prefix = INDENT * indent
+        width = max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1)
+        self.lines.append(f"{prefix}{pad(label, width)} {self.style.value(value)}".rstrip())
+
+    def wrapped(self, label: str, items: list[str], sep: str = " ", indent: int = 1) -> None:
+        """A field whose items continue on aligned lines instead of running past 80 columns."""
+        prefix = len(INDENT) * indent + max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1) + 1
+        lines: list[str] = []
+        current = ""
+        for item in items:
+            candidate = f"{current}{sep}{item}" if current else item
+            if current and prefix + visible_len(candidate) > WIDTH:
+                lines.append(current + sep.rstrip())
+                current = item
+            else:
+                current = candidate
+        lines.append(current)
+        self.field(label, lines[0], indent)
+        for rest in lines[1:]:
+            self.lines.append(" " * prefix + rest)
+
+    def line(self, text: str, indent: int = 1) -> None:
+        self.lines.append(f"{INDENT * indent}{text}".rstrip())
+
+    def table(
+        self,
+        header: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        right: Sequence[bool] | None = None,
+        indent: int = 1,
+    ) -> None:
+        """Columns sized to their widest cell; `right` marks numeric columns to right-align."""
+        align = list(right) if right is not None else [False] * len(header)
+        widths = [visible_len(h) for h in header]
+        for row in rows:
+            for i, cell in enumerate(row):
+                widths[i] = max(widths[i], visible_len(cell))
+
+        def fmt(cells: Sequence[str]) -> str:
+            return "  ".join(pad(c, widths[i], align[i]) for i, c in enumerate(cells)).rstrip()
+
+        self.line(self.style.dim(fmt(header)), indent)
+        for row in rows:
+            self.line(fmt([self.style.value(c) for c in row]), indent)
+
+    def render(self) -> str:
+        return "\n".join(self.lines)

@@ -1,0 +1,52 @@
+"""The memory section: RAM, swap and huge pages."""
+
+from __future__ import annotations
+
+from hwinfo.model.memory import Memory
+from hwinfo.render.text.layout import Section
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import NA, or_na, percent, size
+
+
+def _share(part: int | None, whole: int | None) -> str:
+    if part is None or not whole:
+        return ""
+    return f" ({percent(part / whole)})"
+
+
+def render_memory(memory: Memory | None, style: Style) -> str:
+    section = Section("Memory", style)
+    if memory is None:
+        section.line(style.dim("memory information is not available"))
+        return section.render()
+    section.field("Total", or_na(memory.total_bytes, size))
+    section.field(
+        "Used",
+        or_na(memory.used_bytes, size) + _share(memory.used_bytes, memory.total_bytes),
+    )
+    section.field("Available", or_na(memory.available_bytes, size))
+    section.field(
+        "Buff/cache",
+        NA
+        if memory.buffers_bytes is None or memory.cached_bytes is None
+        else size(memory.buffers_bytes + memory.cached_bytes),
+    )
+    if memory.swap_total_bytes == 0:
+        section.field("Swap", "none")
+    else:
+        section.field(
+            "Swap",
+            f"{or_na(memory.swap_used_bytes, size)} used of {or_na(memory.swap_total_bytes, size)}"
+            + _share(memory.swap_used_bytes, memory.swap_total_bytes),
+        )
+    pools = [p for p in memory.huge_pages if p.total or p.surplus]
+    if pools:
+        for pool in pools:
+            section.field(
+                f"Huge {size(pool.page_size_bytes)}",
+                f"{pool.total - pool.free} used of {pool.total} pages "
+                f"({size(pool.total * pool.page_size_bytes)})",
+            )
+    else:
+        section.field("Huge pages", "none reserved")
+    return section.render()
