@@ -1,0 +1,495 @@
+"""Board catalogue: the defaults a scenario GPU inherits from its `board`.
+
+Defaults are written in the scenario file's own vocabulary (docs/scenario-format.md), so a
+scenario field overrides the board's field of the same name, and the loader checks both the
+same way. Names, PCI ids, memory sizes and units are as NVML reports them.
+
+Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from the real
+`nvidia-smi -q -x` dumps in shared/captures (driver versions as listed there); PCI device ids,
+names and MIG tables from shared/research/nvml-facts.md §3; the rest from public spec sheets.
+"""
+
+# Unknown: the idle telemetry (temperatures, power draw, clocks), reserved memory, VBIOS and
+# part numbers of boards without a capture (A100-SXM4-80GB, H100-SXM5-80GB, H100-NVL,
+# H200-SXM-141GB, RTX-4090), and the subsystem ids of all but the captured boards, are
+# plausible values, not observed ones.
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hwinfo.sim import mig_profiles
+
+Defaults = Mapping[str, object]
+# Unknown: the encoder/decoder sampling period per board; 167 ms is what NVML commonly reports.
+DEFAULT_SAMPLING_US = 167_000
+
+
+@dataclass(frozen=True)
+class Board:
+    """One board: scenario-vocabulary defaults plus facts that are not scenario fields."""
+
+    key: str  # catalogue name used in scenarios, e.g. "A100-SXM4-80GB"
+    defaults: Defaults
+    multiprocessor_count: int | None  # SMs of the whole GPU
+    nvlink_max_links: int  # links NVML reports at all; past it: NotSupported
+    has_serial: bool  # GeForce and vGPU boards report no serial (NotSupported)
+    mig: mig_profiles.MigTable | None = None
+    utilization_sampling_us: int = DEFAULT_SAMPLING_US
+
+
+def _clocks(graphics: int, sm: int, memory: int, video: int) -> dict[str, int]:
+    return {"graphics": graphics, "sm": sm, "memory": memory, "video": video}
+
+
+def _pcie(gen: int, width: int, current_gen: int | None = None) -> dict[str, int]:
+    return {
+        "gen": current_gen or gen,
+        "max_gen": gen,
+        "gpu_max_gen": gen,
+        "width": width,
+        "max_width": width,
+        "tx_kbps": 0,
+        "rx_kbps": 0,
+        "replay_counter": 0,
+    }
+
+
+def _ecc(enabled: bool = True) -> dict[str, object]:
+    zero = {"corrected": 0, "uncorrected": 0}
+    return {"enabled": enabled, "pending": enabled, "volatile": zero, "aggregate": dict(zero)}
+
+
+_NO_REMAPS = {"correctable": 0, "uncorrectable": 0, "pending": False, "failure": False}
+_NO_RETIRED = {"single_bit": 0, "double_bit": 0, "pending": False}
+_MIG_OFF = {"enabled": False}
+
+
+def _datacenter(**fields: object) -> dict[str, object]:
+    """Fields every SXM/NVL datacenter board here shares, updated with the board's own."""
+    base: dict[str, object] = {
+        "persistence_mode": True,
+        "compute_mode": "default",
+        "bar1_used_mib": 1,
+        "utilization_gpu_percent": 0,
+        "utilization_memory_percent": 0,
+        "encoder_percent": 0,
+        "decoder_percent": 0,
+        "fan_percent": None,  # passively cooled: NotSupported
+        "energy_j": 0.0,
+        "pstate": 0,
+        "clock_event_reasons": [],
+        "ecc": _ecc(),
+        "retired_pages": None,  # Ampere and later remap rows instead (facts §5)
+        "remapped_rows": _NO_REMAPS,
+        "mig": _MIG_OFF,
+    }
+    base.update(fields)
+    return base
+
+
+BOARDS: dict[str, Board] = {
+    b.key: b
+    for b in (
+        Board(
+            key="A100-SXM4-40GB",
+            # shared/captures/a100-sxm4-40gb-mig-2x3g.20gb.xml (driver 510.47.03).
+            defaults=_datacenter(
+                name="NVIDIA A100-SXM4-40GB",
+                pci_device_id=0x20B010DE,
+                pci_subsystem_id=0x134F10DE,
+                vbios_version="92.00.45.00.03",
+                board_part_number="692-2G506-0200-003",
+                architecture="ampere",
+                cuda_compute_capability=[8, 0],
+                cuda_cores=6912,
+                memory_bus_width_bits=5120,
+                persistence_mode=False,
+                memory_total_mib=40960,
+                memory_reserved_mib=605,
+                bar1_total_mib=65536,
+                temperature_c=36,
+                temperature_shutdown_c=92,
+                temperature_slowdown_c=89,
+                temperature_gpu_max_c=85,
+                temperature_memory_max_c=95,
+                power_draw_w=66.92,
+                power_limit_w=400,
+                power_default_limit_w=400,
+                power_min_limit_w=100,
+                power_max_limit_w=400,
+                clocks_mhz=_clocks(1410, 1410, 1215, 1275),
+                max_clocks_mhz=_clocks(1410, 1410, 1215, 1290),
+                pcie=_pcie(4, 16),
+                nvlink_links=12,
+            ),
+            multiprocessor_count=108,
+            nvlink_max_links=12,
+            has_serial=True,
+            mig=mig_profiles.A100_40GB,
+        ),
+        Board(
+            key="A100-SXM4-80GB",
+            defaults=_datacenter(
+                name="NVIDIA A100-SXM4-80GB",
+                pci_device_id=0x20B210DE,
+                pci_subsystem_id=0x147F10DE,
+                vbios_version="92.00.36.00.02",
+                board_part_number="692-2G506-0210-002",
+                architecture="ampere",
+                cuda_compute_capability=[8, 0],
+                cuda_cores=6912,
+                memory_bus_width_bits=5120,
+                memory_total_mib=81920,
+                memory_reserved_mib=653,
+                bar1_total_mib=131072,
+                temperature_c=34,
+                temperature_shutdown_c=92,
+                temperature_slowdown_c=89,
+                temperature_gpu_max_c=85,
+                temperature_memory_max_c=95,
+                power_draw_w=62.5,
+                power_limit_w=400,
+                power_default_limit_w=400,
+                power_min_limit_w=100,
+                power_max_limit_w=400,
+                clocks_mhz=_clocks(210, 210, 1593, 795),
+                max_clocks_mhz=_clocks(1410, 1410, 1593, 1290),
+                pcie=_pcie(4, 16),
+                nvlink_links=12,
+            ),
+            multiprocessor_count=108,
+            nvlink_max_links=12,
+            has_serial=True,
+            mig=mig_profiles.A100_80GB,
+        ),
+        Board(
+            key="H100-SXM5-80GB",
+            # Whole-board memory total 81559 MiB (facts §2).
+            defaults=_datacenter(
+                name="NVIDIA H100 80GB HBM3",
+                pci_device_id=0x233010DE,
+                pci_subsystem_id=0x16C110DE,
+                vbios_version="96.00.74.00.09",
+                board_part_number="699-2G530-0200-000",
+                architecture="hopper",
+                cuda_compute_capability=[9, 0],
+                cuda_cores=16896,
+                memory_bus_width_bits=5120,
+                memory_total_mib=81559,
+                memory_reserved_mib=329,
+                bar1_total_mib=131072,
+                temperature_c=33,
+                temperature_shutdown_c=92,
+                temperature_slowdown_c=89,
+                temperature_gpu_max_c=87,
+                temperature_memory_max_c=95,
+                power_draw_w=72.3,
+                power_limit_w=700,
+                power_default_limit_w=700,
+                power_min_limit_w=200,
+                power_max_limit_w=700,
+                clocks_mhz=_clocks(345, 345, 2619, 765),
+                max_clocks_mhz=_clocks(1980, 1980, 2619, 1755),
+                pcie=_pcie(5, 16),
+                nvlink_links=18,
+            ),
+            multiprocessor_count=132,
+            nvlink_max_links=18,
+            has_serial=True,
+            mig=mig_profiles.H100_80GB,
+        ),
+        Board(
+            key="H100-NVL",
+            # Whole-board memory total 95830 MiB (facts §2).
+            defaults=_datacenter(
+                name="NVIDIA H100 NVL",
+                pci_device_id=0x232110DE,
+                pci_subsystem_id=0x183910DE,
+                vbios_version="96.00.99.00.01",
+                board_part_number="900-21010-0020-000",
+                architecture="hopper",
+                cuda_compute_capability=[9, 0],
+                cuda_cores=16896,
+                memory_bus_width_bits=6144,
+                memory_total_mib=95830,
+                memory_reserved_mib=373,
+                bar1_total_mib=131072,
+                temperature_c=35,
+                temperature_shutdown_c=92,
+                temperature_slowdown_c=89,
+                temperature_gpu_max_c=87,
+                temperature_memory_max_c=95,
+                power_draw_w=61.0,
+                power_limit_w=400,
+                power_default_limit_w=400,
+                power_min_limit_w=200,
+                power_max_limit_w=400,
+                clocks_mhz=_clocks(345, 345, 2619, 765),
+                max_clocks_mhz=_clocks(1785, 1785, 2619, 1590),
+                pcie=_pcie(5, 16),
+                nvlink_links=12,
+            ),
+            multiprocessor_count=132,
+            nvlink_max_links=12,
+            has_serial=True,
+            mig=mig_profiles.H100_NVL,
+        ),
+        Board(
+            key="H200-SXM-141GB",
+            defaults=_datacenter(
+                name="NVIDIA H200",
+                pci_device_id=0x233310DE,
+                pci_subsystem_id=0x18BE10DE,
+                vbios_version="96.00.A5.00.01",
+                board_part_number="692-2G530-0250-000",
+                architecture="hopper",
+                cuda_compute_capability=[9, 0],
+                cuda_cores=16896,
+                memory_bus_width_bits=6144,
+                memory_total_mib=143771,
+                memory_reserved_mib=565,
+                bar1_total_mib=262144,
+                temperature_c=32,
+                temperature_shutdown_c=92,
+                temperature_slowdown_c=89,
+                temperature_gpu_max_c=87,
+                temperature_memory_max_c=95,
+                power_draw_w=78.4,
+                power_limit_w=700,
+                power_default_limit_w=700,
+                power_min_limit_w=200,
+                power_max_limit_w=700,
+                clocks_mhz=_clocks(345, 345, 3201, 765),
+                max_clocks_mhz=_clocks(1980, 1980, 3201, 1755),
+                pcie=_pcie(5, 16),
+                nvlink_links=18,
+            ),
+            multiprocessor_count=132,
+            nvlink_max_links=18,
+            has_serial=True,
+            mig=mig_profiles.H200_141GB,
+        ),
+        Board(
+            key="RTX-4090",
+            defaults={
+                "name": "NVIDIA GeForce RTX 4090",
+                "pci_device_id": 0x268410DE,
+                "pci_subsystem_id": 0x16F310DE,
+                "vbios_version": "95.02.18.80.5F",
+                "architecture": "ada",
+                "cuda_compute_capability": [8, 9],
+                "cuda_cores": 16384,
+                "memory_bus_width_bits": 384,
+                "persistence_mode": False,
+                "compute_mode": "default",
+                "memory_total_mib": 24564,
+                "memory_reserved_mib": 346,
+                "bar1_total_mib": 256,
+                "bar1_used_mib": 4,
+                "utilization_gpu_percent": 0,
+                "utilization_memory_percent": 0,
+                "encoder_percent": 0,
+                "decoder_percent": 0,
+                "temperature_c": 31,
+                "temperature_shutdown_c": 92,
+                "temperature_slowdown_c": 89,
+                "temperature_gpu_max_c": 87,
+                "fan_percent": 30,
+                "power_draw_w": 21.4,
+                "power_limit_w": 450,
+                "power_default_limit_w": 450,
+                "power_min_limit_w": 150,
+                "power_max_limit_w": 600,
+                "energy_j": 0.0,
+                "clocks_mhz": _clocks(210, 210, 405, 1185),
+                "max_clocks_mhz": _clocks(3120, 3120, 10501, 2415),
+                "pstate": 8,
+                "pcie": _pcie(4, 16, current_gen=1),
+                "clock_event_reasons": ["gpu_idle"],
+                "ecc": None,
+                "retired_pages": None,
+                "remapped_rows": None,
+                "nvlink_links": 0,
+                "mig": None,
+            },
+            multiprocessor_count=128,
+            nvlink_max_links=0,
+            has_serial=False,
+        ),
+        Board(
+            key="RTX-3090",
+            # shared/captures/rtx-3090-driver590-v13.xml (driver 590.44.01).
+            defaults={
+                "name": "NVIDIA GeForce RTX 3090",
+                "pci_device_id": 0x220410DE,
+                "pci_subsystem_id": 0x87AD1043,
+                "vbios_version": "94.02.26.48.1B",
+                "architecture": "ampere",
+                "cuda_compute_capability": [8, 6],
+                "cuda_cores": 10496,
+                "memory_bus_width_bits": 384,
+                "persistence_mode": True,
+                "compute_mode": "default",
+                "memory_total_mib": 24576,
+                "memory_reserved_mib": 450,
+                "bar1_total_mib": 256,
+                "bar1_used_mib": 7,
+                "utilization_gpu_percent": 0,
+                "utilization_memory_percent": 1,
+                "encoder_percent": 0,
+                "decoder_percent": 0,
+                "temperature_c": 32,
+                "temperature_shutdown_c": 98,
+                "temperature_slowdown_c": 95,
+                "temperature_gpu_max_c": 93,
+                "fan_percent": 0,
+                "power_draw_w": 27.23,
+                "power_limit_w": 350,
+                "power_default_limit_w": 350,
+                "power_min_limit_w": 100,
+                "power_max_limit_w": 480,
+                "energy_j": 0.0,
+                "clocks_mhz": _clocks(210, 210, 405, 555),
+                "max_clocks_mhz": _clocks(2100, 2100, 9751, 1950),
+                "pstate": 8,
+                "pcie": {**_pcie(4, 16, current_gen=1), "tx_kbps": 488, "rx_kbps": 439},
+                "clock_event_reasons": ["gpu_idle"],
+                "ecc": None,
+                "retired_pages": None,
+                "remapped_rows": None,
+                "nvlink_links": 0,
+                "mig": None,
+            },
+            multiprocessor_count=82,
+            nvlink_max_links=4,
+            has_serial=False,
+        ),
+        Board(
+            key="RTX-A5000",
+            # shared/captures/dual-rtx-a5000-v13.xml (driver 590.44.01).
+            defaults={
+                "name": "NVIDIA RTX A5000",
+                "pci_device_id": 0x223110DE,
+                "pci_subsystem_id": 0x147E10DE,
+                "vbios_version": "94.02.6D.00.0D",
+                "board_part_number": "900-5G132-1700-000",
+                "architecture": "ampere",
+                "cuda_compute_capability": [8, 6],
+                "cuda_cores": 8192,
+                "memory_bus_width_bits": 384,
+                "persistence_mode": True,
+                "compute_mode": "default",
+                "memory_total_mib": 24564,
+                "memory_reserved_mib": 450,
+                "bar1_total_mib": 256,
+                "bar1_used_mib": 5,
+                "utilization_gpu_percent": 0,
+                "utilization_memory_percent": 0,
+                "encoder_percent": 0,
+                "decoder_percent": 0,
+                "temperature_c": 30,
+                "temperature_shutdown_c": 98,
+                "temperature_slowdown_c": 95,
+                "temperature_gpu_max_c": 90,
+                "fan_percent": 30,
+                "power_draw_w": 6.52,
+                "power_limit_w": 230,
+                "power_default_limit_w": 230,
+                "power_min_limit_w": 100,
+                "power_max_limit_w": 230,
+                "energy_j": 0.0,
+                "clocks_mhz": _clocks(210, 210, 405, 555),
+                "max_clocks_mhz": _clocks(2100, 2100, 8001, 1950),
+                "pstate": 8,
+                "pcie": _pcie(4, 16, current_gen=1),
+                "clock_event_reasons": ["gpu_idle"],
+                "ecc": _ecc(enabled=False),
+                "retired_pages": None,
+                "remapped_rows": _NO_REMAPS,
+                "nvlink_links": 0,
+                "mig": None,
+            },
+            multiprocessor_count=64,
+            nvlink_max_links=4,
+            has_serial=True,
+        ),
+        Board(
+            key="T4",
+            # shared/captures/tesla-t4.xml (driver 515.105.01, a cloud VM).
+            defaults={
+                "name": "Tesla T4",
+                "pci_device_id": 0x1EB810DE,
+                "pci_subsystem_id": 0x12A210DE,
+                "vbios_version": "90.04.84.00.06",
+                "board_part_number": "900-2G183-0000-001",
+                "architecture": "turing",
+                "cuda_compute_capability": [7, 5],
+                "cuda_cores": 2560,
+                "memory_bus_width_bits": 256,
+                "persistence_mode": False,
+                "compute_mode": "default",
+                "memory_total_mib": 15360,
+                "memory_reserved_mib": 388,
+                "bar1_total_mib": 256,
+                "bar1_used_mib": 5,
+                "utilization_gpu_percent": 0,
+                "utilization_memory_percent": 0,
+                "encoder_percent": 0,
+                "decoder_percent": 0,
+                "temperature_c": 40,
+                "temperature_shutdown_c": 96,
+                "temperature_slowdown_c": 93,
+                "temperature_gpu_max_c": 85,
+                "fan_percent": None,  # passively cooled
+                "power_draw_w": 26.78,
+                "power_limit_w": 70,
+                "power_default_limit_w": 70,
+                "power_min_limit_w": 60,
+                "power_max_limit_w": 70,
+                "energy_j": 0.0,
+                "clocks_mhz": _clocks(585, 585, 5000, 810),
+                "max_clocks_mhz": _clocks(1590, 1590, 5001, 1470),
+                "pstate": 0,
+                "pcie": _pcie(3, 16),
+                "clock_event_reasons": [],
+                "ecc": _ecc(),
+                "retired_pages": _NO_RETIRED,  # pre-Ampere: page retirement, no row remapping
+                "remapped_rows": None,
+                "nvlink_links": 0,
+                "mig": None,
+            },
+            multiprocessor_count=40,
+            nvlink_max_links=0,
+            has_serial=True,
+        ),
+        Board(
+            key="GRID-P4-1Q",
+            # shared/captures/grid-p4-vgpu-guest.xml: a vGPU guest, where most fields are N/A.
+            defaults={
+                "name": "GRID P4-1Q",
+                "pci_device_id": 0x1BB310DE,
+                "pci_subsystem_id": 0x120410DE,
+                "vbios_version": "00.00.00.00.00",
+                "architecture": "pascal",
+                "cuda_compute_capability": [6, 1],
+                "minor_number": None,
+                "compute_mode": "default",
+                "memory_total_mib": 1024,
+                "memory_reserved_mib": 110,
+                "bar1_total_mib": 256,
+                "bar1_used_mib": 0,
+                "utilization_gpu_percent": 0,
+                "utilization_memory_percent": 0,
+                "encoder_percent": 0,
+                "decoder_percent": 0,
+                "temperature_c": 0,
+                "pstate": 8,
+            },
+            multiprocessor_count=None,
+            nvlink_max_links=0,
+            has_serial=False,
+        ),
+    )
+}

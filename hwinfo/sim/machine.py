@@ -1,0 +1,502 @@
+"""Runtime state of a simulated machine: GPUs, MIG trees, processes, samples, faults, events.
+
+The fake library (nvml_lib*.py) answers NVML calls from this state. Readers never take a
+lock: every mutation builds new objects and swaps references, and per-device answer caches
+are dropped (set to None) for the library to rebuild. Writers (sample ticks, the mutation
+API below) serialize on one lock, which is never held while a call sleeps.
+
+Mutation API, for benchmarks and tests that change the machine between samples:
+    set_processes(gpu, processes)      replace a GPU's processes
+    reconfigure_mig(gpu, mig, processes=())   new MIG layout (and the processes on it)
+    update_gpu(gpu, **fields)          telemetry and other plain GPU fields, scenario names
+    set_lost(gpu, lost)                the GPU falls off the bus, or comes back
+    inject_xid(gpu, xid, gpu_instance_id=None, compute_instance_id=None)
+Process and MIG arguments take scenario-format dicts (validated like a file) or parsed specs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import threading
+import time
+import uuid as uuid_mod
+from collections import deque
+from collections.abc import Iterable, Mapping
+
+from hwinfo.sim import scenario as sc
+from hwinfo.sim.scenario import (
+    FaultSpec,
+    GpuSpec,
+    MigSpec,
+    ProcessSpec,
+    Scenario,
+    ScenarioError,
+    Window,
+    XidEvent,
+)
+
+# nvmlEventTypeXidCriticalError (nvml.h).
+EVENT_XID = 0x8
+# NVML's "no instance" value for GI/CI ids (nvml.h nvmlProcessInfo_v2_t, nvmlEventData_t).
+NO_INSTANCE = 0xFFFFFFFF
+# MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (facts §2).
+NEW_MIG_UUID_DRIVER = (470,)
+
+
+def gpu_instance_idle_used_mib(memory_slices: int) -> int:
+    """Memory a GPU instance shows as used with nothing running in it."""
+    # Unknown: only one value is observed, 19 MiB for a 3g.20gb (4 memory slices) on an
+    # A100-SXM4-40GB under R510 (shared/captures); facts §2 gives 11-44 MiB. Scaled by size.
+    return 11 + 2 * memory_slices
+
+
+class ComputeInstance:
+    """A MIG compute instance; each one is also a MIG device."""
+
+    __slots__ = ("gpu_instance", "handle", "mig_device", "spec")
+
+    def __init__(
+        self, handle: int, gpu_instance: GpuInstance, spec: sc.ComputeInstanceSpec
+    ) -> None:
+        self.handle = handle
+        self.gpu_instance = gpu_instance
+        self.spec = spec
+        self.mig_device: MigDevice | None = None
+
+    @property
+    def gpu(self) -> GpuDevice:
+        return self.gpu_instance.gpu
+
+
+class GpuInstance:
+    """A MIG GPU instance."""
+
+    __slots__ = ("compute_instances", "gpu", "handle", "spec")
+
+    def __init__(self, handle: int, gpu: GpuDevice, spec: sc.GpuInstanceSpec) -> None:
+        self.handle = handle
+        self.gpu = gpu
+        self.spec = spec
+        self.compute_instances: tuple[ComputeInstance, ...] = ()
+
+    def memory_used_mib(self) -> int:
+        """What the GI's MIG devices report as used: CI shares (or their processes) + overhead."""
+        used = gpu_instance_idle_used_mib(self.spec.profile.memory_slices)
+        for ci in self.compute_instances:
+            if ci.spec.memory_used_mib is not None:
+                used += ci.spec.memory_used_mib
+            else:
+                used += sum(
+                    p.used_memory_mib or 0
+                    for p in self.gpu.processes
+                    if p.gpu_instance_id == self.spec.id and p.compute_instance_id == ci.spec.id
+                )
+        return used
+
+
+class Device:
+    """Anything a device handle points at; `answers` caches the library's replies (None: stale)."""
+
+    __slots__ = ("answers", "handle")
+    gpu: GpuDevice
+    index: int
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+        self.answers: dict[str, object] | None = None
+
+
+class GpuDevice(Device):
+    """A physical GPU."""
+
+    __slots__ = (
+        "energy_mj",
+        "energy_since",
+        "generation",
+        "gpu",
+        "gpu_instances",
+        "index",
+        "lost",
+        "mig_devices",
+        "spec",
+    )
+
+    def __init__(self, handle: int, spec: GpuSpec) -> None:
+        super().__init__(handle)
+        self.gpu = self  # what every handle's object has: the physical GPU it belongs to
+        self.index = spec.index
+        self.spec = spec
+        self.lost = False
+        self.gpu_instances: tuple[GpuInstance, ...] = ()
+        self.mig_devices: tuple[MigDevice, ...] = ()  # by MIG index
+        # Bumped by every change, so an answer table built from older state is not kept.
+        self.generation = 0
+        # Energy counter in mJ at `energy_since` (monotonic seconds; None before sample 1).
+        self.energy_mj = (spec.energy_j or 0.0) * 1000
+        self.energy_since: float | None = None
+
+    @property
+    def processes(self) -> tuple[ProcessSpec, ...]:
+        return self.spec.processes
+
+    @property
+    def mig_enabled(self) -> bool:
+        return self.spec.mig is not None and self.spec.mig.enabled
+
+    def memory_used_mib(self) -> int:
+        """Used memory without the reserved part: the scenario's figure or the processes'."""
+        if self.spec.memory_used_mib is not None:
+            return self.spec.memory_used_mib
+        if self.mig_enabled:
+            return sum(gi.memory_used_mib() for gi in self.gpu_instances)
+        return sum(p.used_memory_mib or 0 for p in self.processes)
+
+    def energy_now_mj(self) -> int:
+        """The energy counter: the scenario's start value plus power x time since sample 1."""
+        if self.energy_since is None or not self.spec.power_draw_w:
+            return int(self.energy_mj)
+        elapsed = time.monotonic() - self.energy_since
+        return int(self.energy_mj + self.spec.power_draw_w * elapsed * 1000)
+
+
+class MigDevice(Device):
+    """The MIG device of one compute instance."""
+
+    __slots__ = ("compute_instance", "gpu", "index", "name", "uuid", "uuids")
+
+    def __init__(
+        self,
+        handle: int,
+        gpu: GpuDevice,
+        index: int,
+        ci: ComputeInstance,
+        name: str,
+        uuids: tuple[str, ...],
+    ) -> None:
+        super().__init__(handle)
+        self.gpu = gpu
+        self.index = index
+        self.compute_instance = ci
+        self.name = name
+        self.uuid = uuids[0]
+        self.uuids = uuids  # every form GetHandleByUUID accepts
+
+    @property
+    def gpu_instance(self) -> GpuInstance:
+        return self.compute_instance.gpu_instance
+
+
+class _NoGpu:
+    """Stands in for the GPU of handles that belong to none (event sets)."""
+
+    index = -1
+    lost = False
+
+
+NO_GPU = _NoGpu()
+
+
+class EventSet:
+    __slots__ = ("gpu", "handle", "queue", "registrations")
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+        self.gpu = NO_GPU
+        self.registrations: dict[int, int] = {}  # GPU index -> registered event type mask
+        self.queue: deque[tuple[GpuDevice, XidEvent]] = deque()
+
+
+class Machine:
+    """A simulated machine built from a Scenario; see the module docstring for mutations."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.driver = scenario.driver.version_tuple
+        self.privileged = scenario.privileged
+        self.sample = 0
+        self.initialized = 0  # nvmlInit reference count
+        self.init_attempts = 0
+        self.devices: dict[int, Device] = {}
+        self.gpu_instances: dict[int, GpuInstance] = {}
+        self.compute_instances: dict[int, ComputeInstance] = {}
+        self.event_sets: dict[int, EventSet] = {}
+        # Fault call name -> the faults active at the current sample, in scenario order.
+        self.active_faults: dict[str, tuple[FaultSpec, ...]] = {}
+        self._lock = threading.Lock()
+        # Opaque handle values: non-zero, never reused, never dereferenced.
+        self._ids = itertools.count(0x1000, 0x10)
+        self._owners: dict[int, tuple[str | None, str | None]] = {}
+        self._xids: list[tuple[GpuDevice, XidEvent]] = []
+        self.gpus: tuple[GpuDevice, ...] = tuple(
+            GpuDevice(next(self._ids), g) for g in scenario.gpus
+        )
+        for gpu in self.gpus:
+            self.devices[gpu.handle] = gpu
+            self._build_mig(gpu)
+            self._xids.extend((gpu, e) for e in gpu.spec.xid_events)
+        self._xids.sort(key=lambda item: item[1].after_samples)
+        # Only then can a sample change which faults are active or which GPUs are lost.
+        self._timed = bool(scenario.faults) or any(g.spec.lost for g in self.gpus)
+        self._update_owners()
+        self._apply_timeline()
+
+    # -- library sessions -------------------------------------------------------------------
+
+    def init(self) -> int:
+        """Count an nvmlInit attempt: 0 (one more reference) or the scenario's init error."""
+        with self._lock:
+            self.init_attempts += 1
+            error = self.scenario.init_error
+            limit = self.scenario.init_error_attempts
+            if error is not None and (limit is None or self.init_attempts <= limit):
+                return error
+            self.initialized += 1
+            return 0
+
+    def shutdown(self) -> bool:
+        """Drop one nvmlInit reference; False when there was none."""
+        with self._lock:
+            if not self.initialized:
+                return False
+            self.initialized -= 1
+            return True
+
+    # -- samples, faults, lost GPUs, events ------------------------------------------------
+
+    def tick(self) -> int:
+        """Count one sample (one nvmlDeviceGetCount_v2 call) and apply what it starts."""
+        with self._lock:
+            self.sample += 1
+            if self.sample == 1:
+                now = time.monotonic()
+                for gpu in self.gpus:
+                    gpu.energy_since = now
+            if self._timed:
+                self._apply_timeline()
+            while self._xids and self._xids[0][1].after_samples <= self.sample:
+                self._fire(*self._xids.pop(0))
+            return self.sample
+
+    def _apply_timeline(self) -> None:
+        active: dict[str, list[FaultSpec]] = {}
+        for fault in self.scenario.faults:
+            if fault.window.active(self.sample):
+                active.setdefault(fault.call, []).append(fault)
+        self.active_faults = {call: tuple(faults) for call, faults in active.items()}
+        for gpu in self.gpus:
+            gpu.lost = gpu.spec.lost is not None and gpu.spec.lost.active(self.sample)
+
+    @staticmethod
+    def apply_faults(faults: tuple[FaultSpec, ...], gpu_index: int) -> int:
+        """Sleep for and return the error of the faults that match this GPU; 0 when none."""
+        for fault in faults:
+            if fault.gpu is None or fault.gpu == gpu_index:
+                if fault.delay_seconds:
+                    time.sleep(fault.delay_seconds)
+                if fault.error:
+                    return fault.error
+        return 0
+
+    def _fire(self, gpu: GpuDevice, event: XidEvent) -> None:
+        """Queue an XID event on every event set registered for it (lock held)."""
+        # nvml.h: without privileges, a MIG-mode GPU reports only events that affect all its
+        # instances, i.e. those not attributed to one GPU instance.
+        if not self.privileged and gpu.mig_enabled and event.gpu_instance_id is not None:
+            return
+        for event_set in self.event_sets.values():
+            if event_set.registrations.get(gpu.index, 0) & EVENT_XID:
+                event_set.queue.append((gpu, event))
+
+    def new_event_set(self) -> EventSet:
+        with self._lock:
+            event_set = EventSet(next(self._ids))
+            self.event_sets[event_set.handle] = event_set
+            return event_set
+
+    def register_events(self, event_set: EventSet, gpu: GpuDevice, mask: int) -> None:
+        """Record events of these types from now on (earlier ones are not delivered, nvml.h)."""
+        with self._lock:
+            event_set.registrations[gpu.index] = event_set.registrations.get(gpu.index, 0) | mask
+
+    def free_event_set(self, event_set: EventSet) -> None:
+        with self._lock:
+            self.event_sets.pop(event_set.handle, None)
+
+    # -- identity ---------------------------------------------------------------------------
+
+    def process_owner(self, pid: int) -> tuple[str | None, str | None] | None:
+        """(user, command line) of a GPU process as the scenario gives them.
+
+        None when the pid is on no GPU or is not `visible` (not in hwinfo's PID namespace).
+        Either item is None when the scenario leaves it out.
+        """
+        return self._owners.get(pid)
+
+    def _update_owners(self) -> None:
+        owners: dict[int, tuple[str | None, str | None]] = {}
+        for gpu in self.gpus:
+            for p in gpu.processes:
+                if p.visible:
+                    owners.setdefault(p.pid, (p.user, p.command))
+        self._owners = owners
+
+    @staticmethod
+    def _fold_energy(gpu: GpuDevice) -> None:
+        """Bank the energy used so far at the old power draw, before the draw changes."""
+        if gpu.energy_since is not None:
+            gpu.energy_mj = float(gpu.energy_now_mj())
+            gpu.energy_since = time.monotonic()
+
+    # -- MIG tree ---------------------------------------------------------------------------
+
+    def _build_mig(self, gpu: GpuDevice) -> None:
+        """(Re)create the GPU's GI/CI/MIG-device objects from its MigSpec (lock held or init)."""
+        for old in gpu.gpu_instances:
+            self.gpu_instances.pop(old.handle, None)
+            for ci in old.compute_instances:
+                self.compute_instances.pop(ci.handle, None)
+                if ci.mig_device is not None:
+                    self.devices.pop(ci.mig_device.handle, None)
+        instances: list[GpuInstance] = []
+        mig = gpu.spec.mig
+        if mig is not None and mig.enabled:
+            for gi_spec in mig.gpu_instances:
+                gi = GpuInstance(next(self._ids), gpu, gi_spec)
+                gi.compute_instances = tuple(
+                    ComputeInstance(next(self._ids), gi, ci_spec)
+                    for ci_spec in gi_spec.compute_instances
+                )
+                instances.append(gi)
+        instances.sort(key=lambda g: g.spec.id)
+        devices = []
+        for gi in instances:
+            for ci in sorted(gi.compute_instances, key=lambda c: c.spec.id):
+                devices.append(self._new_mig_device(gpu, ci, len(devices)))
+        for gi in instances:
+            self.gpu_instances[gi.handle] = gi
+            for ci in gi.compute_instances:
+                self.compute_instances[ci.handle] = ci
+        for dev in devices:
+            self.devices[dev.handle] = dev
+        gpu.gpu_instances = tuple(instances)
+        gpu.mig_devices = tuple(devices)
+
+    def _new_mig_device(self, gpu: GpuDevice, ci: ComputeInstance, index: int) -> MigDevice:
+        gi_id, ci_id = ci.gpu_instance.spec.id, ci.spec.id
+        old_form = f"MIG-{gpu.spec.uuid}/{gi_id}/{ci_id}"
+        new_form = "MIG-" + str(
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
+        )
+        # facts §2: GetHandleByUUID accepts both forms on drivers that have the new one.
+        uuids = (new_form, old_form) if self.driver >= NEW_MIG_UUID_DRIVER else (old_form,)
+        dev = MigDevice(
+            next(self._ids), gpu, index, ci, f"{gpu.spec.name} MIG {ci.spec.profile.name}", uuids
+        )
+        ci.mig_device = dev
+        return dev
+
+    @staticmethod
+    def _invalidate(gpu: GpuDevice) -> None:
+        """Drop the answer tables built from the GPU's old state (after changing it)."""
+        gpu.generation += 1
+        gpu.answers = None
+        for dev in gpu.mig_devices:
+            dev.answers = None
+
+    # -- mutation API -----------------------------------------------------------------------
+
+    def _gpu(self, index: int) -> GpuDevice:
+        if not 0 <= index < len(self.gpus):
+            raise IndexError(f"no GPU {index} (the machine has {len(self.gpus)})")
+        return self.gpus[index]
+
+    def _reader(self) -> sc.Reader:
+        return sc.Reader(f"{self.scenario.source} (runtime change)")
+
+    def set_processes(
+        self, gpu: int, processes: Iterable[ProcessSpec | Mapping[str, object]]
+    ) -> None:
+        """Replace the GPU's processes (scenario-format dicts or ProcessSpec)."""
+        with self._lock:
+            dev = self._gpu(gpu)
+            specs = self._processes(dev, dev.spec.mig, processes)
+            dev.spec = dataclasses.replace(dev.spec, processes=specs)
+            self._invalidate(dev)
+            self._update_owners()
+
+    def reconfigure_mig(
+        self,
+        gpu: int,
+        mig: MigSpec | Mapping[str, object] | None,
+        processes: Iterable[ProcessSpec | Mapping[str, object]] = (),
+    ) -> None:
+        """Give the GPU a new MIG layout (scenario-format `mig` object) and its processes.
+
+        Old GI/CI/MIG-device handles become invalid (InvalidArgument); new ones get new values.
+        """
+        # Unknown: real NVML may reuse handle values for new MIG devices (nvml.h: "Handles may
+        # be reused and their properties can change").
+        with self._lock:
+            dev = self._gpu(gpu)
+            if mig is not None and not isinstance(mig, MigSpec):
+                mig = sc.parse_mig(self._reader(), "mig", mig, dev.spec.board, self.driver)
+            specs = self._processes(dev, mig, processes)
+            dev.spec = dataclasses.replace(dev.spec, mig=mig, processes=specs)
+            self._build_mig(dev)
+            self._invalidate(dev)
+            self._update_owners()
+
+    def update_gpu(self, gpu: int, **fields: object) -> None:
+        """Change plain GPU fields by their scenario names, e.g. temperature_c=80."""
+        with self._lock:
+            dev = self._gpu(gpu)
+            r = self._reader()
+            readers = sc.gpu_field_readers(r)
+            values = {}
+            for key, value in fields.items():
+                if key not in readers:
+                    r.fail(key, f"not a plain GPU field (known: {', '.join(sorted(readers))})")
+                values[key] = readers[key](key, value)
+            self._fold_energy(dev)
+            dev.spec = dataclasses.replace(dev.spec, **values)  # type: ignore[arg-type]
+            if "energy_j" in values:
+                dev.energy_mj = (dev.spec.energy_j or 0.0) * 1000
+            if "name" in values or "uuid" in values:
+                self._build_mig(dev)
+            self._invalidate(dev)
+
+    def set_lost(self, gpu: int, lost: bool) -> None:
+        """Make the GPU fall off the bus (every call on it: GpuIsLost), or come back."""
+        with self._lock:
+            dev = self._gpu(gpu)
+            dev.spec = dataclasses.replace(dev.spec, lost=Window(None, None) if lost else None)
+            dev.lost = lost
+
+    def inject_xid(
+        self,
+        gpu: int,
+        xid: int,
+        gpu_instance_id: int | None = None,
+        compute_instance_id: int | None = None,
+    ) -> None:
+        """Raise an XID event now, on every event set registered for the GPU."""
+        with self._lock:
+            self._fire(
+                self._gpu(gpu), XidEvent(self.sample, xid, gpu_instance_id, compute_instance_id)
+            )
+
+    def _processes(
+        self,
+        dev: GpuDevice,
+        mig: MigSpec | None,
+        processes: Iterable[ProcessSpec | Mapping[str, object]],
+    ) -> tuple[ProcessSpec, ...]:
+        items = list(processes)
+        if all(isinstance(p, ProcessSpec) for p in items):
+            return tuple(items)  # type: ignore[arg-type]
+        if any(isinstance(p, ProcessSpec) for p in items):
+            raise ScenarioError(
+                f"scenario {self.scenario.source}: processes: mix of dicts and ProcessSpec"
+            )
+        return sc.parse_processes(self._reader(), f"gpus[{dev.index}].processes", items, mig)

@@ -1,0 +1,613 @@
+"""Device calls of the fake libnvidia-ml: identity, memory, telemetry, health, handle lookup.
+
+Most calls are one row of FIELDS: the reply on a physical GPU and on a MIG device handle
+(None there: NotSupported, the MIG rules of docs/scenario-format.md, from nvml.h notes and
+facts §2). Replies are precomputed per device and rebuilt only after the machine changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+
+from hwinfo.sim import nvml_lib_base as base
+from hwinfo.sim.boards import DEFAULT_SAMPLING_US
+from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
+from hwinfo.sim.nvml_lib_base import (
+    INSUFFICIENT_SIZE,
+    INVALID_ARGUMENT,
+    NO_PERMISSION_REPLY,
+    NOT_FOUND,
+    NOT_SUPPORTED,
+    SUCCESS,
+    UNSUPPORTED,
+    Field,
+    Impl,
+    Reply,
+    Symbol,
+    ok,
+    opt,
+)
+from hwinfo.sim.scenario import (
+    ARCHITECTURES,
+    CLOCK_EVENT_REASONS,
+    COMPUTE_MODES,
+    Clocks,
+    GpuSpec,
+    parse_pci_bus_id,
+)
+
+MIB = 1 << 20
+# nvmlTemperature_v1 (pynvml): sizeof(c_nvmlTemperature_v1_t) | 1 << 24.
+TEMPERATURE_V1 = 0x100000C
+# nvmlMemory_v2 (pynvml.nvmlMemory_v2).
+MEMORY_V2 = 0x02000028
+# NVML_TEMPERATURE_THRESHOLD_COUNT: thresholds 4..7 exist but are not simulated (NotSupported).
+THRESHOLD_COUNT = 8
+# NVML_NVLINK_MAX_LINKS in nvml.h 12.x: link numbers at or past it are invalid.
+NVLINK_MAX_LINKS = 18
+# Driver versions that first export a call (facts §4, scenario-format "Driver-version rules").
+MEMORY_V2_SINCE = (510, 39)
+EVENT_REASONS_SINCE = (535,)
+# Unknown: the driver that added nvmlDeviceGetTemperatureV; nvml.h of CUDA 12.5 (R555) has it.
+TEMPERATURE_V_SINCE = (555,)
+
+
+def _mw(watts: float | None) -> int | None:
+    return None if watts is None else round(watts * 1000)
+
+
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _clock_table(clocks: Clocks | None) -> Reply:
+    if clocks is None:
+        return UNSUPPORTED
+    values = (clocks.graphics, clocks.sm, clocks.memory, clocks.video)
+    return ok({i: opt(v) for i, v in enumerate(values)})
+
+
+def _thresholds(s: GpuSpec) -> Reply:
+    # NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, SLOWDOWN, MEM_MAX, GPU_MAX.
+    known = (
+        s.temperature_shutdown_c,
+        s.temperature_slowdown_c,
+        s.temperature_memory_max_c,
+        s.temperature_gpu_max_c,
+    )
+    table = {i: UNSUPPORTED for i in range(THRESHOLD_COUNT)}
+    table.update({i: opt(v) for i, v in enumerate(known)})
+    return ok(table)
+
+
+def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
+    s = gpu.spec
+    # nvml.h: in MIG mode the parent's memory is an aggregate "only if the caller has
+    # appropriate privileges"; in a container it is NoPermission (facts §2).
+    if gpu.mig_enabled and not machine.privileged:
+        return NO_PERMISSION_REPLY
+    total = s.memory_total_mib * MIB
+    reserved = (s.memory_reserved_mib or 0) * MIB
+    used = gpu.memory_used_mib() * MIB
+    free = max(total - reserved - used, 0)
+    if v2:
+        return ok((("total", total), ("reserved", reserved), ("free", free), ("used", used)))
+    # v1 has no reserved field: its `used` includes the reserved memory (nvml.h).
+    return ok((("total", total), ("free", free), ("used", reserved + used)))
+
+
+def _mig_memory(dev: MigDevice, v2: bool) -> Reply:
+    # Compute instances of one GPU instance share its memory: each reports the GI's figures.
+    gi = dev.gpu_instance
+    total = gi.spec.profile.memory_mib * MIB
+    used = gi.memory_used_mib() * MIB
+    if v2:
+        return ok((("total", total), ("reserved", 0), ("free", total - used), ("used", used)))
+    return ok((("total", total), ("free", total - used), ("used", used)))
+
+
+def _bar1(s: GpuSpec) -> Reply:
+    if s.bar1_total_mib is None:
+        return UNSUPPORTED
+    total, used = s.bar1_total_mib * MIB, (s.bar1_used_mib or 0) * MIB
+    return ok((("bar1Total", total), ("bar1Free", total - used), ("bar1Used", used)))
+
+
+def _mig_bar1(dev: MigDevice) -> Reply:
+    s = dev.gpu.spec
+    if s.bar1_total_mib is None:
+        return UNSUPPORTED
+    # Observed 32767 MiB for a 3g.20gb of a 65536 MiB A100-40GB (shared/captures), and
+    # 16383/32767/65535 MiB by size on 80 GB boards (facts §2): the GI's share less 1 MiB.
+    total = (int(s.bar1_total_mib * dev.gpu_instance.spec.profile.bar1_fraction) - 1) * MIB
+    return ok((("bar1Total", total), ("bar1Free", total), ("bar1Used", 0)))
+
+
+def _pci(s: GpuSpec) -> Reply:
+    domain, bus, device = parse_pci_bus_id(s.pci_bus_id)  # type: ignore[misc]
+    return ok(
+        (
+            ("busIdLegacy", f"{domain:04X}:{bus:02X}:{device:02X}.0".encode()),
+            ("domain", domain),
+            ("bus", bus),
+            ("device", device),
+            ("pciDeviceId", s.pci_device_id or 0),
+            ("pciSubSystemId", s.pci_subsystem_id or 0),
+            ("busId", f"{domain:08X}:{bus:02X}:{device:02X}.0".encode()),
+        )
+    )
+
+
+def _ecc_counts(gpu: GpuDevice) -> Reply:
+    ecc = gpu.spec.ecc
+    if ecc is None or not ecc.enabled:
+        return UNSUPPORTED
+    # Keys: (NVML_MEMORY_ERROR_TYPE_CORRECTED/UNCORRECTED, NVML_VOLATILE_ECC/AGGREGATE_ECC).
+    # nvml.h: on MIG-enabled GPUs volatile counts cannot be read through the device handle
+    # (the A100 MIG capture shows them N/A while aggregate counts read 0).
+    volatile = UNSUPPORTED if gpu.mig_enabled else None
+    return ok(
+        {
+            (0, 0): volatile or ok(ecc.volatile.corrected),
+            (1, 0): volatile or ok(ecc.volatile.uncorrected),
+            (0, 1): ok(ecc.aggregate.corrected),
+            (1, 1): ok(ecc.aggregate.uncorrected),
+        }
+    )
+
+
+def _nvlink(s: GpuSpec) -> Reply:
+    if s.nvlink_links is None:
+        return UNSUPPORTED
+    table = {link: UNSUPPORTED for link in range(NVLINK_MAX_LINKS)}
+    table.update({link: ok(int(link < s.nvlink_links)) for link in range(s.nvlink_max_links)})
+    return ok(table)
+
+
+def _remapped(gpu: GpuDevice) -> Reply:
+    rows = gpu.spec.remapped_rows
+    # nvml.h: "On MIG-enabled GPUs with active instances, querying the number of remapped
+    # rows is not supported".
+    if rows is None or gpu.gpu_instances:
+        return UNSUPPORTED
+    return ok((rows.correctable, rows.uncorrectable, int(rows.pending), int(rows.failure)))
+
+
+def _utilization(gpu: GpuDevice, value: Reply) -> Reply:
+    """nvml.h: utilization, encoder and decoder queries are not supported on MIG-enabled GPUs."""
+    return UNSUPPORTED if gpu.mig_enabled else value
+
+
+def _reasons(s: GpuSpec) -> int | None:
+    if s.clock_event_reasons is None:
+        return None
+    mask = 0
+    for name in s.clock_event_reasons:
+        mask |= CLOCK_EVENT_REASONS[name]
+    return mask
+
+
+def _pcie(s: GpuSpec, attr: str) -> Reply:
+    return UNSUPPORTED if s.pcie is None else opt(getattr(s.pcie, attr))
+
+
+def _util_pair(percent: int | None, period: int) -> Reply:
+    return UNSUPPORTED if percent is None else ok((percent, period))
+
+
+def _period(gpu: GpuDevice) -> int:
+    board = gpu.spec.board
+    return board.utilization_sampling_us if board else DEFAULT_SAMPLING_US
+
+
+def _supported_reasons(s: GpuSpec) -> Reply:
+    # Unknown: the supported-reasons mask per board; every reason the scenario can name.
+    return UNSUPPORTED if s.clock_event_reasons is None else ok(sum(CLOCK_EVENT_REASONS.values()))
+
+
+FIELDS: tuple[Field, ...] = (
+    # Identity.
+    # Unknown: on a MIG device handle, of these only name, UUID and index are known to work;
+    # serial, VBIOS, part number, minor number and architecture answer NotSupported here.
+    Field(
+        "nvmlDeviceGetName",
+        base.string,
+        lambda m, g: ok(g.spec.name.encode()),
+        lambda m, d: ok(d.name.encode()),
+    ),
+    Field(
+        "nvmlDeviceGetUUID",
+        base.string,
+        lambda m, g: ok(g.spec.uuid.encode()),
+        lambda m, d: ok(d.uuid.encode()),
+    ),
+    Field(
+        "nvmlDeviceGetSerial",
+        base.string,
+        lambda m, g: opt(g.spec.serial and g.spec.serial.encode()),
+    ),
+    Field(
+        "nvmlDeviceGetVbiosVersion",
+        base.string,
+        lambda m, g: opt(g.spec.vbios_version and g.spec.vbios_version.encode()),
+    ),
+    Field(
+        "nvmlDeviceGetBoardPartNumber",
+        base.string,
+        lambda m, g: opt(g.spec.board_part_number and g.spec.board_part_number.encode()),
+    ),
+    Field("nvmlDeviceGetIndex", base.scalar, lambda m, g: ok(g.index), lambda m, d: ok(d.index)),
+    Field("nvmlDeviceGetMinorNumber", base.scalar, lambda m, g: opt(g.spec.minor_number)),
+    Field("nvmlDeviceGetPciInfo_v3", base.struct, lambda m, g: _pci(g.spec)),
+    Field(
+        "nvmlDeviceGetArchitecture",
+        base.scalar,
+        lambda m, g: opt(g.spec.architecture and ARCHITECTURES[g.spec.architecture]),
+    ),
+    # Unknown: the compute capability of a MIG device; CUDA sees its parent's.
+    Field(
+        "nvmlDeviceGetCudaComputeCapability",
+        base.multi,
+        lambda m, g: opt(g.spec.cuda_compute_capability),
+        lambda m, d: opt(d.gpu.spec.cuda_compute_capability),
+    ),
+    # nvml.h: on a MIG device use the GPU instance profile's SM count instead.
+    Field("nvmlDeviceGetNumGpuCores", base.scalar, lambda m, g: opt(g.spec.cuda_cores)),
+    Field(
+        "nvmlDeviceGetMemoryBusWidth", base.scalar, lambda m, g: opt(g.spec.memory_bus_width_bits)
+    ),
+    # Modes.
+    Field(
+        "nvmlDeviceGetPersistenceMode",
+        base.scalar,
+        lambda m, g: opt(_flag(g.spec.persistence_mode)),
+    ),
+    # nvml.h: "On MIG-enabled GPUs, compute mode would be set to DEFAULT".
+    Field(
+        "nvmlDeviceGetComputeMode",
+        base.scalar,
+        lambda m, g: (
+            ok(0)
+            if g.mig_enabled
+            else opt(g.spec.compute_mode and COMPUTE_MODES[g.spec.compute_mode])
+        ),
+    ),
+    # Unknown: display mode/active per board; servers run headless, so both read Disabled.
+    Field("nvmlDeviceGetDisplayMode", base.scalar, lambda m, g: ok(0)),
+    Field("nvmlDeviceGetDisplayActive", base.scalar, lambda m, g: ok(0)),
+    # Memory.
+    Field(
+        "nvmlDeviceGetMemoryInfo",
+        base.struct,
+        lambda m, g: _memory(m, g, v2=False),
+        lambda m, d: _mig_memory(d, v2=False),
+    ),
+    Field(
+        "nvmlDeviceGetMemoryInfo_v2",
+        lambda sym: base.struct(sym, MEMORY_V2),
+        lambda m, g: _memory(m, g, v2=True),
+        lambda m, d: _mig_memory(d, v2=True),
+        since=MEMORY_V2_SINCE,
+    ),
+    Field(
+        "nvmlDeviceGetBAR1MemoryInfo",
+        base.struct,
+        lambda m, g: _bar1(g.spec),
+        lambda m, d: _mig_bar1(d),
+    ),
+    # Utilization.
+    Field(
+        "nvmlDeviceGetUtilizationRates",
+        base.struct,
+        lambda m, g: _utilization(
+            g,
+            UNSUPPORTED
+            if g.spec.utilization_gpu_percent is None
+            else ok(
+                (
+                    ("gpu", g.spec.utilization_gpu_percent),
+                    ("memory", g.spec.utilization_memory_percent or 0),
+                )
+            ),
+        ),
+    ),
+    Field(
+        "nvmlDeviceGetEncoderUtilization",
+        base.multi,
+        lambda m, g: _utilization(g, _util_pair(g.spec.encoder_percent, _period(g))),
+    ),
+    Field(
+        "nvmlDeviceGetDecoderUtilization",
+        base.multi,
+        lambda m, g: _utilization(g, _util_pair(g.spec.decoder_percent, _period(g))),
+    ),
+    # Thermal and cooling.
+    Field(
+        "nvmlDeviceGetTemperature",
+        base.indexed,
+        lambda m, g: (
+            ok({0: opt(g.spec.temperature_c)}) if g.spec.temperature_c is not None else UNSUPPORTED
+        ),
+    ),
+    Field("nvmlDeviceGetTemperatureThreshold", base.indexed, lambda m, g: _thresholds(g.spec)),
+    Field("nvmlDeviceGetFanSpeed", base.scalar, lambda m, g: opt(g.spec.fan_percent)),
+    Field(
+        "nvmlDeviceGetFanSpeed_v2",
+        base.indexed,
+        lambda m, g: UNSUPPORTED if g.spec.fan_percent is None else ok({0: ok(g.spec.fan_percent)}),
+    ),
+    # Unknown: what fanless boards answer; 0 fans here.
+    Field(
+        "nvmlDeviceGetNumFans", base.scalar, lambda m, g: ok(int(g.spec.fan_percent is not None))
+    ),
+    # Power.
+    Field("nvmlDeviceGetPowerUsage", base.scalar, lambda m, g: opt(_mw(g.spec.power_draw_w))),
+    Field(
+        "nvmlDeviceGetEnforcedPowerLimit", base.scalar, lambda m, g: opt(_mw(g.spec.power_limit_w))
+    ),
+    Field(
+        "nvmlDeviceGetPowerManagementLimit",
+        base.scalar,
+        lambda m, g: opt(_mw(g.spec.power_limit_w)),
+    ),
+    Field(
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        base.scalar,
+        lambda m, g: opt(_mw(g.spec.power_default_limit_w)),
+    ),
+    Field(
+        "nvmlDeviceGetPowerManagementLimitConstraints",
+        base.multi,
+        lambda m, g: (
+            UNSUPPORTED
+            if g.spec.power_min_limit_w is None or g.spec.power_max_limit_w is None
+            else ok((_mw(g.spec.power_min_limit_w), _mw(g.spec.power_max_limit_w)))
+        ),
+    ),
+    # Clocks and performance.
+    Field("nvmlDeviceGetClockInfo", base.indexed, lambda m, g: _clock_table(g.spec.clocks_mhz)),
+    Field(
+        "nvmlDeviceGetMaxClockInfo", base.indexed, lambda m, g: _clock_table(g.spec.max_clocks_mhz)
+    ),
+    Field("nvmlDeviceGetPerformanceState", base.scalar, lambda m, g: opt(g.spec.pstate)),
+    Field("nvmlDeviceGetPowerState", base.scalar, lambda m, g: opt(g.spec.pstate)),
+    Field(
+        "nvmlDeviceGetCurrentClocksEventReasons",
+        base.scalar,
+        lambda m, g: opt(_reasons(g.spec)),
+        since=EVENT_REASONS_SINCE,
+    ),
+    Field(
+        "nvmlDeviceGetCurrentClocksThrottleReasons", base.scalar, lambda m, g: opt(_reasons(g.spec))
+    ),
+    Field(
+        "nvmlDeviceGetSupportedClocksEventReasons",
+        base.scalar,
+        lambda m, g: _supported_reasons(g.spec),
+        since=EVENT_REASONS_SINCE,
+    ),
+    Field(
+        "nvmlDeviceGetSupportedClocksThrottleReasons",
+        base.scalar,
+        lambda m, g: _supported_reasons(g.spec),
+    ),
+    # PCIe.
+    Field("nvmlDeviceGetCurrPcieLinkGeneration", base.scalar, lambda m, g: _pcie(g.spec, "gen")),
+    Field("nvmlDeviceGetMaxPcieLinkGeneration", base.scalar, lambda m, g: _pcie(g.spec, "max_gen")),
+    Field(
+        "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+        base.scalar,
+        lambda m, g: _pcie(g.spec, "gpu_max_gen"),
+    ),
+    Field("nvmlDeviceGetCurrPcieLinkWidth", base.scalar, lambda m, g: _pcie(g.spec, "width")),
+    Field("nvmlDeviceGetMaxPcieLinkWidth", base.scalar, lambda m, g: _pcie(g.spec, "max_width")),
+    Field(
+        "nvmlDeviceGetPcieReplayCounter", base.scalar, lambda m, g: _pcie(g.spec, "replay_counter")
+    ),
+    # NVML_PCIE_UTIL_TX_BYTES = 0, RX = 1; KB/s.
+    Field(
+        "nvmlDeviceGetPcieThroughput",
+        base.indexed,
+        lambda m, g: (
+            UNSUPPORTED
+            if g.spec.pcie is None
+            else ok({0: opt(g.spec.pcie.tx_kbps), 1: opt(g.spec.pcie.rx_kbps)})
+        ),
+    ),
+    # Memory health.
+    # Unknown: nvml.h lets a MIG device handle read volatile uncorrectable SRAM errors; every
+    # ECC call answers NotSupported on MIG device handles here (docs/scenario-format.md).
+    Field(
+        "nvmlDeviceGetEccMode",
+        base.multi,
+        lambda m, g: (
+            UNSUPPORTED
+            if g.spec.ecc is None
+            else ok((int(g.spec.ecc.enabled), int(g.spec.ecc.pending)))
+        ),
+    ),
+    Field("nvmlDeviceGetTotalEccErrors", base.indexed, lambda m, g: _ecc_counts(g)),
+    Field(
+        "nvmlDeviceGetRetiredPagesPendingStatus",
+        base.scalar,
+        lambda m, g: (
+            UNSUPPORTED if g.spec.retired_pages is None else ok(int(g.spec.retired_pages.pending))
+        ),
+    ),
+    Field("nvmlDeviceGetRemappedRows", base.multi, lambda m, g: _remapped(g)),
+    # Topology.
+    Field("nvmlDeviceGetNvLinkState", base.indexed, lambda m, g: _nvlink(g.spec)),
+    Field("nvmlDeviceGetNumaNodeId", base.scalar, lambda m, g: opt(g.spec.numa_node)),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls that are not one table row.
+
+
+def _temperature_v(machine: Machine, dev: GpuDevice | MigDevice, ref: object) -> int:
+    """nvmlDeviceGetTemperatureV(handle, byref(c_nvmlTemperature_v1_t)): sensorType in, value out."""
+    info = ref._obj  # type: ignore[attr-defined]
+    if info.version != TEMPERATURE_V1:
+        return base.ARGUMENT_VERSION_MISMATCH
+    rc, table = base.answers(machine, dev)["nvmlDeviceGetTemperature"]
+    if rc:
+        return rc
+    rc, value = table.get(info.sensorType, (INVALID_ARGUMENT, None))  # type: ignore[attr-defined]
+    if rc:
+        return rc
+    info.temperature = value
+    return SUCCESS
+
+
+def _energy(machine: Machine, dev: GpuDevice | MigDevice, ref: object) -> int:
+    """nvmlDeviceGetTotalEnergyConsumption: mJ, growing with power draw x wall time."""
+    if isinstance(dev, MigDevice) or dev.spec.energy_j is None:
+        return NOT_SUPPORTED
+    ref._obj.value = dev.energy_now_mj()  # type: ignore[attr-defined]
+    return SUCCESS
+
+
+def _cpu_affinity(
+    machine: Machine, dev: GpuDevice | MigDevice, size: object, cpu_set: object
+) -> int:
+    """nvmlDeviceGetCpuAffinity(handle, cpuSetSize, unsigned long *cpuSet): a CPU bit mask."""
+    if isinstance(dev, MigDevice) or dev.spec.cpu_affinity is None:
+        return NOT_SUPPORTED
+    words = (ctypes.c_ulong * base.as_int(size)).from_address(base.address(cpu_set))
+    bits = ctypes.sizeof(ctypes.c_ulong) * 8
+    for i in range(len(words)):
+        words[i] = 0
+    for cpu in dev.spec.cpu_affinity:
+        if cpu // bits < len(words):
+            words[cpu // bits] |= 1 << (cpu % bits)
+    return SUCCESS
+
+
+def _retired_pages(
+    machine: Machine,
+    dev: GpuDevice | MigDevice,
+    cause: object,
+    count_ref: object,
+    pages: object,
+    times: object = None,
+) -> int:
+    """nvmlDeviceGetRetiredPages(_v2): two-call protocol, addresses (and timestamps)."""
+    if isinstance(dev, MigDevice) or dev.spec.retired_pages is None:
+        return NOT_SUPPORTED
+    retired = dev.spec.retired_pages
+    # NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0, DOUBLE_BIT_ECC_ERROR = 1.
+    counts = {0: retired.single_bit, 1: retired.double_bit}
+    kind = base.as_int(cause)
+    if kind not in counts:
+        return INVALID_ARGUMENT
+    n = counts[kind]
+    count = count_ref._obj  # type: ignore[attr-defined]
+    if pages is None or count.value < n:
+        count.value = n
+        return INSUFFICIENT_SIZE if n else SUCCESS
+    if n:
+        addresses = (ctypes.c_ulonglong * n).from_address(base.address(pages))
+        stamps = (
+            None if times is None else (ctypes.c_ulonglong * n).from_address(base.address(times))
+        )
+        for i in range(n):
+            # Page addresses are made up: distinct, page-aligned, stable.
+            addresses[i] = (kind + 1) << 32 | (i + 1) << 12
+            if stamps is not None:
+                stamps[i] = 1_700_000_000 + i
+    count.value = n
+    return SUCCESS
+
+
+class _FieldValue(ctypes.Structure):
+    """nvmlFieldValue_t (nvml.h), as the C library writes it."""
+
+    _fields_ = (
+        ("fieldId", ctypes.c_uint32),
+        ("scopeId", ctypes.c_uint32),
+        ("timestamp", ctypes.c_int64),
+        ("latencyUsec", ctypes.c_int64),
+        ("valueType", ctypes.c_uint),
+        ("nvmlReturn", ctypes.c_uint),
+        ("value", ctypes.c_ulonglong),
+    )
+
+
+def _field_values(
+    machine: Machine, dev: GpuDevice | MigDevice, count: object, values: object
+) -> int:
+    """nvmlDeviceGetFieldValues: the call succeeds, each field carries its own return code."""
+    # Unknown: field values are not simulated; every field answers NotSupported.
+    for value in (_FieldValue * base.as_int(count)).from_address(base.address(values)):
+        value.nvmlReturn = NOT_SUPPORTED
+    return SUCCESS
+
+
+def _system_string(value: Callable[[Machine], str]) -> Impl:
+    def impl(machine: Machine, buf: object, length: object) -> int:
+        return base.put_string(buf, length, value(machine).encode())
+
+    return impl
+
+
+def _cuda_version(machine: Machine, ref: object) -> int:
+    ref._obj.value = machine.scenario.driver.cuda_version  # type: ignore[attr-defined]
+    return SUCCESS
+
+
+def _by_index(machine: Machine, index: object) -> GpuDevice | int:
+    i = base.as_int(index)
+    return machine.gpus[i] if 0 <= i < len(machine.gpus) else INVALID_ARGUMENT
+
+
+def _text(arg: object) -> str:
+    """A `const char *` argument: c_char_p, bytes or str."""
+    value = getattr(arg, "value", arg)
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _by_uuid(machine: Machine, uuid: object) -> GpuDevice | MigDevice | int:
+    text = _text(uuid)
+    for gpu in machine.gpus:
+        if gpu.spec.uuid == text:
+            return gpu
+        for dev in gpu.mig_devices:
+            if text in dev.uuids:
+                return dev
+    return NOT_FOUND
+
+
+def _by_pci_bus_id(machine: Machine, bus_id: object) -> GpuDevice | int:
+    wanted = parse_pci_bus_id(_text(bus_id))
+    if wanted is None:
+        return INVALID_ARGUMENT
+    for gpu in machine.gpus:
+        if parse_pci_bus_id(gpu.spec.pci_bus_id) == wanted:
+            return gpu
+    return NOT_FOUND
+
+
+SYMBOLS: tuple[Symbol, ...] = (
+    *base.field_symbols(FIELDS),
+    Symbol("nvmlDeviceGetTemperatureV", "device", _temperature_v, TEMPERATURE_V_SINCE),
+    Symbol("nvmlDeviceGetTotalEnergyConsumption", "device", _energy),
+    Symbol("nvmlDeviceGetCpuAffinity", "device", _cpu_affinity),
+    Symbol("nvmlDeviceGetRetiredPages", "device", _retired_pages),
+    Symbol("nvmlDeviceGetRetiredPages_v2", "device", _retired_pages),
+    Symbol("nvmlDeviceGetFieldValues", "device", _field_values),
+    Symbol(
+        "nvmlSystemGetDriverVersion", "system", _system_string(lambda m: m.scenario.driver.version)
+    ),
+    Symbol(
+        "nvmlSystemGetNVMLVersion",
+        "system",
+        _system_string(lambda m: m.scenario.driver.nvml_version),
+    ),
+    Symbol("nvmlSystemGetCudaDriverVersion", "system", _cuda_version),
+    Symbol("nvmlSystemGetCudaDriverVersion_v2", "system", _cuda_version),
+    Symbol("nvmlDeviceGetHandleByIndex_v2", "lookup", _by_index),
+    Symbol("nvmlDeviceGetHandleByUUID", "lookup", _by_uuid),
+    Symbol("nvmlDeviceGetHandleByPciBusId_v2", "lookup", _by_pci_bus_id),
+)

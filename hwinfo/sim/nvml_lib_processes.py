@@ -1,0 +1,189 @@
+"""Process calls of the fake libnvidia-ml: running compute/graphics/MPS process lists and
+nvmlSystemGetProcessName.
+
+The lists use NVML's two-call protocol (nvml.h; pynvml's wrappers): called with a count too
+small (0 and NULL first), the call stores the needed count and answers InsufficientSize,
+or Success when there is nothing to list; called with room, it fills the caller's array in
+the layout of the symbol's struct version and stores the count.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from hwinfo.sim import nvml_lib_base as base
+from hwinfo.sim.machine import NO_INSTANCE, Device, GpuDevice, Machine, MigDevice
+from hwinfo.sim.nvml_lib_base import (
+    INSUFFICIENT_SIZE,
+    NO_PERMISSION_REPLY,
+    NOT_FOUND,
+    NOT_SUPPORTED,
+    SUCCESS,
+    Impl,
+    Reply,
+    Symbol,
+    ok,
+)
+
+MIB = 1 << 20
+# NVML_VALUE_NOT_AVAILABLE as unsigned long long: pynvml turns it into None.
+NOT_AVAILABLE = 2**64 - 1
+# facts §4 (gpustat's driver mocks): _v2 from 450.66, _v3 from 510.39.01.
+V2_SINCE = (450, 66)
+V3_SINCE = (510, 39)
+_COMPUTE = ("compute", "compute+graphics")
+_GRAPHICS = ("graphics", "compute+graphics")
+
+
+class ProcessInfoV1(ctypes.Structure):
+    """nvmlProcessInfo_v1_t: the unversioned symbol's layout."""
+
+    _fields_ = (("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong))
+
+
+class ProcessInfoV2(ctypes.Structure):
+    """nvmlProcessInfo_v2_t, also what _v3 fills (nvml.h; pynvml c_nvmlProcessInfo_v3_t)."""
+
+    _fields_ = (
+        ("pid", ctypes.c_uint),
+        ("usedGpuMemory", ctypes.c_ulonglong),
+        ("gpuInstanceId", ctypes.c_uint),
+        ("computeInstanceId", ctypes.c_uint),
+    )
+
+
+Row = tuple[int, int, int, int]  # pid, usedGpuMemory (bytes), gpuInstanceId, computeInstanceId
+
+
+def _lists(machine: Machine, dev: Device) -> dict[str, Reply]:
+    """Per device: the compute and graphics rows NVML would list."""
+    if isinstance(dev, MigDevice):
+        # Only the MIG device's own compute instance.
+        # Unknown: whether processes of sibling compute instances in its GPU instance are
+        # listed too.
+        gi, ci = dev.gpu_instance.spec.id, dev.compute_instance.spec.id
+        procs = [
+            p for p in dev.gpu.processes if p.gpu_instance_id == gi and p.compute_instance_id == ci
+        ]
+    else:
+        assert isinstance(dev, GpuDevice)
+        # nvml.h: in MIG mode the parent lists every instance's processes "only if the caller
+        # has appropriate privileges".
+        if dev.mig_enabled and not machine.privileged:
+            return {
+                "processes:compute": NO_PERMISSION_REPLY,
+                "processes:graphics": NO_PERMISSION_REPLY,
+            }
+        procs = list(dev.processes)
+
+    def rows(types: tuple[str, ...]) -> tuple[Row, ...]:
+        return tuple(
+            (
+                p.pid,
+                NOT_AVAILABLE if p.used_memory_mib is None else p.used_memory_mib * MIB,
+                NO_INSTANCE if p.gpu_instance_id is None else p.gpu_instance_id,
+                NO_INSTANCE if p.compute_instance_id is None else p.compute_instance_id,
+            )
+            for p in procs
+            if p.type in types
+        )
+
+    return {"processes:compute": ok(rows(_COMPUTE)), "processes:graphics": ok(rows(_GRAPHICS))}
+
+
+base.ANSWER_BUILDERS.append(_lists)
+
+
+def _running(kind: str, layout: type[ctypes.Structure]) -> Impl:
+    """nvmlDeviceGet{Compute,Graphics}RunningProcesses[_v2|_v3](handle, byref(count), infos)."""
+    key = f"processes:{kind}"
+    size = ctypes.sizeof(layout)
+    with_instances = layout is ProcessInfoV2
+
+    def impl(machine: Machine, dev: Device, count_ref: object, infos: object) -> int:
+        rc, rows = (dev.answers or base.answers(machine, dev))[key]
+        if rc:
+            return rc
+        n = len(rows)  # type: ignore[arg-type]
+        count = count_ref._obj  # type: ignore[attr-defined]
+        if infos is None or count.value < n:
+            count.value = n
+            return INSUFFICIENT_SIZE if n else SUCCESS
+        if n:
+            # The C library writes its own struct layout whatever the caller allocated; the
+            # bound keeps a mismatched caller's buffer from being overrun.
+            room = ctypes.sizeof(infos) // size if isinstance(infos, ctypes.Array) else n
+            array = (layout * min(n, room)).from_address(base.address(infos))
+            for entry, (pid, memory, gi, ci) in zip(array, rows):  # type: ignore[call-overload]
+                entry.pid = pid
+                entry.usedGpuMemory = memory
+                if with_instances:
+                    entry.gpuInstanceId = gi
+                    entry.computeInstanceId = ci
+        count.value = n
+        return SUCCESS
+
+    return impl
+
+
+def _mps(machine: Machine, dev: Device, count_ref: object, infos: object) -> int:
+    """MPS server clients: no scenario runs MPS, so the list is always empty."""
+    count_ref._obj.value = 0  # type: ignore[attr-defined]
+    return SUCCESS
+
+
+def _process_utilization(
+    machine: Machine, dev: Device, samples: object, count_ref: object, last_seen: object
+) -> int:
+    """nvmlDeviceGetProcessUtilization: scenarios hold no per-process samples, so NotFound
+    ("sample entries are not found", nvml.h); not supported on MIG-enabled GPUs (nvml.h)."""
+    if isinstance(dev, MigDevice) or dev.gpu.mig_enabled:
+        return NOT_SUPPORTED
+    count_ref._obj.value = 0  # type: ignore[attr-defined]
+    return NOT_FOUND
+
+
+def _process_name(machine: Machine, pid: object, buf: object, length: object) -> int:
+    """nvmlSystemGetProcessName: the executable as the scenario's command line names it.
+
+    NotFound for a pid on no GPU, or one outside this PID namespace (`visible: false`).
+    """
+    owner = machine.process_owner(base.as_int(pid))
+    if owner is None or not owner[1]:
+        return NOT_FOUND
+    return base.put_string(buf, length, owner[1].split()[0].encode())
+
+
+SYMBOLS: tuple[Symbol, ...] = (
+    Symbol("nvmlDeviceGetComputeRunningProcesses", "device", _running("compute", ProcessInfoV1)),
+    Symbol(
+        "nvmlDeviceGetComputeRunningProcesses_v2",
+        "device",
+        _running("compute", ProcessInfoV2),
+        V2_SINCE,
+    ),
+    Symbol(
+        "nvmlDeviceGetComputeRunningProcesses_v3",
+        "device",
+        _running("compute", ProcessInfoV2),
+        V3_SINCE,
+    ),
+    Symbol("nvmlDeviceGetGraphicsRunningProcesses", "device", _running("graphics", ProcessInfoV1)),
+    Symbol(
+        "nvmlDeviceGetGraphicsRunningProcesses_v2",
+        "device",
+        _running("graphics", ProcessInfoV2),
+        V2_SINCE,
+    ),
+    Symbol(
+        "nvmlDeviceGetGraphicsRunningProcesses_v3",
+        "device",
+        _running("graphics", ProcessInfoV2),
+        V3_SINCE,
+    ),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses", "device", _mps),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", "device", _mps, V2_SINCE),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps, V3_SINCE),
+    Symbol("nvmlDeviceGetProcessUtilization", "device", _process_utilization),
+    Symbol("nvmlSystemGetProcessName", "system", _process_name),
+)

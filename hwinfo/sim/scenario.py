@@ -1,0 +1,1029 @@
+"""Scenario files: loading, validation, and the typed model the simulator runs on.
+
+The format is docs/scenario-format.md. Every error is a ScenarioError whose text is one line
+naming the file, the field by its path, and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid as uuid_mod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+from hwinfo.cpulist import parse_cpulist
+from hwinfo.sim import mig_profiles
+from hwinfo.sim.boards import BOARDS, Board
+from hwinfo.sim.mig_profiles import (
+    ComputeInstanceProfile,
+    GpuInstanceProfile,
+    MigTable,
+    default_gpu_instance_id,
+    fit_placements,
+)
+
+T = TypeVar("T")
+
+# NVML return codes by the names pynvml gives its error classes, without "NVMLError_" (nvml.h).
+ERROR_CODES: dict[str, int] = {
+    "Uninitialized": 1,
+    "InvalidArgument": 2,
+    "NotSupported": 3,
+    "NoPermission": 4,
+    "AlreadyInitialized": 5,
+    "NotFound": 6,
+    "InsufficientSize": 7,
+    "InsufficientPower": 8,
+    "DriverNotLoaded": 9,
+    "Timeout": 10,
+    "IrqIssue": 11,
+    "LibraryNotFound": 12,
+    "FunctionNotFound": 13,
+    "CorruptedInforom": 14,
+    "GpuIsLost": 15,
+    "ResetRequired": 16,
+    "OperatingSystem": 17,
+    "LibRmVersionMismatch": 18,
+    "InUse": 19,
+    "Memory": 20,
+    "NoData": 21,
+    "VgpuEccNotSupported": 22,
+    "InsufficientResources": 23,
+    "FreqNotSupported": 24,
+    "ArgumentVersionMismatch": 25,
+    "Deprecated": 26,
+    "NotReady": 27,
+    "GpuNotFound": 28,
+    "InvalidState": 29,
+    "ResetTypeNotSupported": 30,
+    "Unknown": 999,
+}
+
+# nvmlDeviceArchitecture_t (pynvml NVML_DEVICE_ARCH_*).
+ARCHITECTURES = {
+    "kepler": 2,
+    "maxwell": 3,
+    "pascal": 4,
+    "volta": 5,
+    "turing": 6,
+    "ampere": 7,
+    "ada": 8,
+    "hopper": 9,
+    "blackwell": 10,
+}
+COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
+# nvmlClocksEventReason* bits (facts §5).
+CLOCK_EVENT_REASONS = {
+    "gpu_idle": 0x1,
+    "applications_clocks_setting": 0x2,
+    "sw_power_cap": 0x4,
+    "hw_slowdown": 0x8,
+    "sync_boost": 0x10,
+    "sw_thermal_slowdown": 0x20,
+    "hw_thermal_slowdown": 0x40,
+    "hw_power_brake_slowdown": 0x80,
+    "display_clock_setting": 0x100,
+}
+PROCESS_TYPES = ("compute", "graphics", "compute+graphics")
+# MIG arrived with R450 (facts §2); a scenario cannot ask for MIG on an older driver.
+MIG_MIN_DRIVER = (450,)
+# CUDA version a driver branch ships with, for the default of driver.cuda_version.
+_CUDA_BY_BRANCH = {
+    450: 11000,
+    455: 11010,
+    460: 11020,
+    465: 11030,
+    470: 11040,
+    495: 11050,
+    510: 11060,
+    515: 11070,
+    520: 11080,
+    525: 12000,
+    530: 12010,
+    535: 12020,
+    545: 12030,
+    550: 12040,
+    555: 12050,
+    560: 12060,
+    565: 12070,
+    570: 12080,
+    575: 12090,
+    580: 13000,
+    590: 13010,
+}
+SCENARIO_DIR = "scenarios"
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; str() is one line: file, field path, problem."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """Samples during which something is active: from sample after+1, for `count` samples."""
+
+    after: int | None  # None: from the start, before the first sample too
+    count: int | None  # None: for good
+
+    def active(self, sample: int) -> bool:
+        """Whether this window covers `sample` (sample 0 is before the first enumeration)."""
+        if self.after is not None and sample <= self.after:
+            return False
+        return self.count is None or sample <= (self.after or 0) + self.count
+
+
+@dataclass(frozen=True)
+class Clocks:
+    graphics: int | None
+    sm: int | None
+    memory: int | None
+    video: int | None
+
+
+@dataclass(frozen=True)
+class Pcie:
+    gen: int | None
+    max_gen: int | None
+    gpu_max_gen: int | None
+    width: int | None
+    max_width: int | None
+    tx_kbps: int | None
+    rx_kbps: int | None
+    replay_counter: int | None
+
+
+@dataclass(frozen=True)
+class EccCounts:
+    corrected: int
+    uncorrected: int
+
+
+@dataclass(frozen=True)
+class Ecc:
+    enabled: bool
+    pending: bool
+    volatile: EccCounts
+    aggregate: EccCounts
+
+
+@dataclass(frozen=True)
+class RetiredPages:
+    single_bit: int
+    double_bit: int
+    pending: bool
+
+
+@dataclass(frozen=True)
+class RemappedRows:
+    correctable: int
+    uncorrectable: int
+    pending: bool
+    failure: bool
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    pid: int
+    used_memory_mib: int | None  # None: NVML cannot tell (NVML_VALUE_NOT_AVAILABLE)
+    type: str  # one of PROCESS_TYPES
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    user: str | None
+    command: str | None
+    visible: bool
+
+
+@dataclass(frozen=True)
+class XidEvent:
+    after_samples: int
+    xid: int
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+
+
+@dataclass(frozen=True)
+class ComputeInstanceSpec:
+    id: int
+    start: int  # first compute slice inside the GPU instance
+    profile: ComputeInstanceProfile
+    memory_used_mib: int | None
+
+
+@dataclass(frozen=True)
+class GpuInstanceSpec:
+    id: int
+    start: int  # first memory slice
+    profile: GpuInstanceProfile
+    compute_instances: tuple[ComputeInstanceSpec, ...]
+
+
+@dataclass(frozen=True)
+class MigSpec:
+    enabled: bool
+    pending: bool
+    gpu_instances: tuple[GpuInstanceSpec, ...]
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU with the board's defaults applied; None means NVML answers NotSupported."""
+
+    index: int
+    board: Board | None
+    name: str
+    uuid: str
+    serial: str | None
+    vbios_version: str | None
+    board_part_number: str | None
+    pci_bus_id: str
+    pci_device_id: int | None
+    pci_subsystem_id: int | None
+    minor_number: int | None
+    architecture: str | None
+    cuda_compute_capability: tuple[int, int] | None
+    cuda_cores: int | None
+    memory_bus_width_bits: int | None
+    persistence_mode: bool | None
+    compute_mode: str | None
+    memory_total_mib: int
+    memory_reserved_mib: int | None
+    memory_used_mib: int | None  # None: the processes' memory (plus MIG overhead)
+    bar1_total_mib: int | None
+    bar1_used_mib: int | None
+    utilization_gpu_percent: int | None
+    utilization_memory_percent: int | None
+    encoder_percent: int | None
+    decoder_percent: int | None
+    temperature_c: int | None
+    temperature_slowdown_c: int | None
+    temperature_shutdown_c: int | None
+    temperature_gpu_max_c: int | None
+    temperature_memory_max_c: int | None
+    fan_percent: int | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    power_default_limit_w: float | None
+    power_min_limit_w: float | None
+    power_max_limit_w: float | None
+    energy_j: float | None
+    clocks_mhz: Clocks | None
+    max_clocks_mhz: Clocks | None
+    pstate: int | None
+    pcie: Pcie | None
+    clock_event_reasons: tuple[str, ...] | None
+    ecc: Ecc | None
+    retired_pages: RetiredPages | None
+    remapped_rows: RemappedRows | None
+    nvlink_links: int | None
+    nvlink_max_links: int
+    numa_node: int | None
+    cpu_affinity: tuple[int, ...] | None
+    mig: MigSpec | None
+    processes: tuple[ProcessSpec, ...]
+    lost: Window | None
+    xid_events: tuple[XidEvent, ...]
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    call: str  # C symbol without its _vN suffix
+    gpu: int | None
+    error: int | None  # NVML return code
+    delay_seconds: float
+    window: Window
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    version: str
+    version_tuple: tuple[int, ...]
+    cuda_version: int
+    nvml_version: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    source: str  # how errors name the file: the built-in name or the path as given
+    description: str
+    driver: DriverSpec
+    privileged: bool
+    library_missing: bool
+    init_error: int | None
+    init_error_attempts: int | None  # None: every attempt fails
+    faults: tuple[FaultSpec, ...]
+    gpus: tuple[GpuSpec, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading values
+
+
+class Reader:
+    """Typed access to JSON values that reports errors as `scenario FILE: PATH: problem`."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, problem: str) -> NoReturn:
+        raise ScenarioError(f"scenario {self.source}: {path}: {problem}")
+
+    def obj(
+        self, path: str, value: object, allowed: Iterable[str], required: Iterable[str] = ()
+    ) -> dict[str, object]:
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {_kind(value)}")
+        allowed = set(allowed)
+        for key in value:
+            if key not in allowed:
+                self.fail(_join(path, key), f"unknown key (known: {', '.join(sorted(allowed))})")
+        for key in required:
+            if key not in value:
+                self.fail(_join(path, key), "required")
+        return value
+
+    def list(self, path: str, value: object) -> list[object]:
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list, got {_kind(value)}")
+        return value
+
+    def int(self, path: str, value: object, low: int | None = 0, high: int | None = None) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(path, f"expected an integer, got {_kind(value)}")
+        if low is not None and value < low:
+            self.fail(path, f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            self.fail(path, f"must be at most {high}, got {value}")
+        return value
+
+    def number(self, path: str, value: object) -> float:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            self.fail(path, f"expected a number, got {_kind(value)}")
+        if value < 0:
+            self.fail(path, f"must not be negative, got {value}")
+        return float(value)
+
+    def bool(self, path: str, value: object) -> bool:
+        if not isinstance(value, bool):
+            self.fail(path, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def str(self, path: str, value: object) -> str:
+        if not isinstance(value, str):
+            self.fail(path, f"expected a string, got {_kind(value)}")
+        return value
+
+    def choice(self, path: str, value: object, choices: Iterable[str]) -> str:
+        text = self.str(path, value)
+        choices = list(choices)
+        if text not in choices:
+            self.fail(path, f"unknown value {text!r} (known: {', '.join(choices)})")
+        return text
+
+    def hex_int(self, path: str, value: object) -> int:
+        """An int, or a hex string such as "0x20B210DE"."""
+        if isinstance(value, str):
+            try:
+                return int(value, 16)
+            except ValueError:
+                self.fail(path, f"expected an integer or a hex string, got {value!r}")
+        return self.int(path, value, 0, 0xFFFFFFFF)
+
+    def window(self, path: str, data: Mapping[str, object]) -> Window:
+        """`after_samples` / `for_samples` of a fault or a lost GPU."""
+        after = data.get("after_samples")
+        count = data.get("for_samples")
+        return Window(
+            None if after is None else self.int(_join(path, "after_samples"), after),
+            None if count is None else self.int(_join(path, "for_samples"), count, 1),
+        )
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _optional(read: Callable[[str, object], T]) -> Callable[[str, object], T | None]:
+    """A field reader that lets null through (null: NotSupported)."""
+    return lambda path, value: None if value is None else read(path, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU fields
+
+
+def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
+    """Reader per plain GPU field; structured fields (mig, processes, ...) are read apart."""
+
+    def clocks(path: str, value: object) -> Clocks:
+        data = r.obj(path, value, ("graphics", "sm", "memory", "video"))
+        return Clocks(
+            **{k: _opt_int(r, path, data, k) for k in ("graphics", "sm", "memory", "video")}
+        )
+
+    def pcie(path: str, value: object) -> Pcie:
+        keys = (
+            "gen",
+            "max_gen",
+            "gpu_max_gen",
+            "width",
+            "max_width",
+            "tx_kbps",
+            "rx_kbps",
+            "replay_counter",
+        )
+        data = r.obj(path, value, keys)
+        return Pcie(**{k: _opt_int(r, path, data, k) for k in keys})
+
+    def counts(path: str, value: object) -> EccCounts:
+        data = r.obj(path, value, ("corrected", "uncorrected"))
+        return EccCounts(
+            r.int(_join(path, "corrected"), data.get("corrected", 0)),
+            r.int(_join(path, "uncorrected"), data.get("uncorrected", 0)),
+        )
+
+    def ecc(path: str, value: object) -> Ecc:
+        data = r.obj(path, value, ("enabled", "pending", "volatile", "aggregate"), ("enabled",))
+        enabled = r.bool(_join(path, "enabled"), data["enabled"])
+        return Ecc(
+            enabled,
+            r.bool(_join(path, "pending"), data.get("pending", enabled)),
+            counts(_join(path, "volatile"), data.get("volatile", {})),
+            counts(_join(path, "aggregate"), data.get("aggregate", {})),
+        )
+
+    def retired(path: str, value: object) -> RetiredPages:
+        data = r.obj(path, value, ("single_bit", "double_bit", "pending"))
+        return RetiredPages(
+            r.int(_join(path, "single_bit"), data.get("single_bit", 0)),
+            r.int(_join(path, "double_bit"), data.get("double_bit", 0)),
+            r.bool(_join(path, "pending"), data.get("pending", False)),
+        )
+
+    def remapped(path: str, value: object) -> RemappedRows:
+        data = r.obj(path, value, ("correctable", "uncorrectable", "pending", "failure"))
+        return RemappedRows(
+            r.int(_join(path, "correctable"), data.get("correctable", 0)),
+            r.int(_join(path, "uncorrectable"), data.get("uncorrectable", 0)),
+            r.bool(_join(path, "pending"), data.get("pending", False)),
+            r.bool(_join(path, "failure"), data.get("failure", False)),
+        )
+
+    def capability(path: str, value: object) -> tuple[int, int]:
+        items = r.list(path, value)
+        if len(items) != 2:
+            r.fail(path, f"expected [major, minor], got {len(items)} numbers")
+        return r.int(_join(path, 0), items[0]), r.int(_join(path, 1), items[1])
+
+    def reasons(path: str, value: object) -> tuple[str, ...]:
+        return tuple(
+            r.choice(_join(path, i), v, CLOCK_EVENT_REASONS)
+            for i, v in enumerate(r.list(path, value))
+        )
+
+    def cpus(path: str, value: object) -> tuple[int, ...]:
+        try:
+            return tuple(parse_cpulist(r.str(path, value)))
+        except ValueError:
+            r.fail(path, f"expected a CPU list such as '0-23,48-71', got {value!r}")
+
+    def bus_id(path: str, value: object) -> str:
+        text = r.str(path, value)
+        if parse_pci_bus_id(text) is None:
+            r.fail(path, f"expected a PCI bus id such as '00000000:07:00.0', got {text!r}")
+        return text
+
+    def percent(path: str, value: object) -> int:
+        return r.int(path, value, 0, 100)
+
+    def count(path: str, value: object) -> int:
+        return r.int(path, value)
+
+    return {
+        "name": r.str,
+        "uuid": r.str,
+        "serial": _optional(r.str),
+        "vbios_version": _optional(r.str),
+        "board_part_number": _optional(r.str),
+        "pci_bus_id": bus_id,
+        "pci_device_id": _optional(r.hex_int),
+        "pci_subsystem_id": _optional(r.hex_int),
+        "minor_number": _optional(count),
+        "architecture": _optional(lambda p, v: r.choice(p, v, ARCHITECTURES)),
+        "cuda_compute_capability": _optional(capability),
+        "cuda_cores": _optional(count),
+        "memory_bus_width_bits": _optional(count),
+        "persistence_mode": _optional(r.bool),
+        "compute_mode": _optional(lambda p, v: r.choice(p, v, COMPUTE_MODES)),
+        "memory_total_mib": count,
+        "memory_reserved_mib": _optional(count),
+        "memory_used_mib": _optional(count),
+        "bar1_total_mib": _optional(count),
+        "bar1_used_mib": _optional(count),
+        "utilization_gpu_percent": _optional(percent),
+        "utilization_memory_percent": _optional(percent),
+        "encoder_percent": _optional(percent),
+        "decoder_percent": _optional(percent),
+        "temperature_c": _optional(count),
+        "temperature_slowdown_c": _optional(count),
+        "temperature_shutdown_c": _optional(count),
+        "temperature_gpu_max_c": _optional(count),
+        "temperature_memory_max_c": _optional(count),
+        "fan_percent": _optional(percent),
+        "power_draw_w": _optional(r.number),
+        "power_limit_w": _optional(r.number),
+        "power_default_limit_w": _optional(r.number),
+        "power_min_limit_w": _optional(r.number),
+        "power_max_limit_w": _optional(r.number),
+        "energy_j": _optional(r.number),
+        "clocks_mhz": _optional(clocks),
+        "max_clocks_mhz": _optional(clocks),
+        "pstate": _optional(lambda p, v: r.int(p, v, 0, 15)),
+        "pcie": _optional(pcie),
+        "clock_event_reasons": _optional(reasons),
+        "ecc": _optional(ecc),
+        "retired_pages": _optional(retired),
+        "remapped_rows": _optional(remapped),
+        "nvlink_links": _optional(count),
+        "numa_node": _optional(count),
+        "cpu_affinity": _optional(cpus),
+    }
+
+
+def _opt_int(r: Reader, path: str, data: Mapping[str, object], key: str) -> int | None:
+    value = data.get(key)
+    return None if value is None else r.int(_join(path, key), value)
+
+
+_STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events")
+
+
+def _merge(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
+    """The board's defaults with the GPU's fields over them; objects merge key by key."""
+    out = dict(base)
+    for key, value in override.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            out[key] = _merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_pci_bus_id(text: str) -> tuple[int, int, int] | None:
+    """(domain, bus, device) of "00000000:07:00.0", "0000:07:00.0" or "07:00.0"; else None."""
+    m = re.fullmatch(r"(?:([0-9A-Fa-f]{1,8}):)?([0-9A-Fa-f]{1,2}):([0-9A-Fa-f]{1,2})\.[0-7]", text)
+    if m is None:
+        return None
+    return int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16)
+
+
+def _read_gpu(
+    r: Reader, scenario_name: str, driver: tuple[int, ...], index: int, value: object
+) -> GpuSpec:
+    path = f"gpus[{index}]"
+    readers = gpu_field_readers(r)
+    data = r.obj(path, value, (*readers, *_STRUCTURED_GPU_KEYS))
+    board = None
+    if "board" in data:
+        board = BOARDS[r.choice(_join(path, "board"), data["board"], BOARDS)]
+        merged = _merge(board.defaults, data)
+    else:
+        merged = dict(data)
+        for key in ("name", "memory_total_mib"):
+            if key not in merged:
+                r.fail(_join(path, key), "required when no board is given")
+    # Optional readers let null through (NotSupported); name, uuid, bus id and memory do not.
+    values: dict[str, object] = {
+        key: read(_join(path, key), merged[key]) if key in merged else None
+        for key, read in readers.items()
+    }
+    # Absent (not null) identity fields get stable defaults derived from the scenario.
+    if "uuid" not in merged:
+        values["uuid"] = "GPU-" + str(
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"hwinfo-sim:{scenario_name}:{index}")
+        )
+    if "pci_bus_id" not in merged:
+        values["pci_bus_id"] = f"00000000:{index + 1:02X}:00.0"
+    if "minor_number" not in merged:
+        values["minor_number"] = index
+    if "serial" not in merged and board is not None and board.has_serial:
+        values["serial"] = (
+            f"{uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
+        )
+    nvlink_max = board.nvlink_max_links if board else (values["nvlink_links"] or 0)
+    if values["nvlink_links"] is not None and values["nvlink_links"] > nvlink_max:  # type: ignore[operator]
+        r.fail(_join(path, "nvlink_links"), f"this board has {nvlink_max} NVLink links")
+
+    mig = None
+    # A MIG board on a driver older than MIG simply has no MIG, unless the GPU asks for it.
+    if merged.get("mig") is not None and ("mig" in data or driver >= MIG_MIN_DRIVER):
+        mig = parse_mig(r, _join(path, "mig"), merged["mig"], board, driver)
+    processes = parse_processes(r, _join(path, "processes"), data.get("processes", []), mig)
+    lost = None
+    lost_value = data.get("lost", False)
+    if isinstance(lost_value, dict):
+        lost = r.window(
+            _join(path, "lost"),
+            r.obj(_join(path, "lost"), lost_value, ("after_samples", "for_samples")),
+        )
+    elif r.bool(_join(path, "lost"), lost_value):
+        lost = Window(None, None)
+    events = tuple(
+        _read_xid(r, _join(_join(path, "xid_events"), i), v, mig)
+        for i, v in enumerate(r.list(_join(path, "xid_events"), data.get("xid_events", [])))
+    )
+    return GpuSpec(
+        index=index,
+        board=board,
+        nvlink_max_links=nvlink_max,
+        mig=mig,
+        processes=processes,
+        lost=lost,
+        xid_events=events,
+        **values,  # type: ignore[arg-type]
+    )
+
+
+def _read_xid(r: Reader, path: str, value: object, mig: MigSpec | None) -> XidEvent:
+    keys = ("after_samples", "xid", "gpu_instance_id", "compute_instance_id")
+    data = r.obj(path, value, keys, ("after_samples", "xid"))
+    gi, ci = _instance_ids(r, path, data, mig, required=False)
+    return XidEvent(
+        # nvml.h: events that happen before nvmlDeviceRegisterEvents are not recorded, and
+        # nothing can register before sample 1.
+        r.int(_join(path, "after_samples"), data["after_samples"], 1),
+        r.int(_join(path, "xid"), data["xid"]),
+        gi,
+        ci,
+    )
+
+
+def _instance_ids(
+    r: Reader, path: str, data: Mapping[str, object], mig: MigSpec | None, required: bool
+) -> tuple[int | None, int | None]:
+    """gpu_instance_id / compute_instance_id of a process or event, checked against the MIG tree."""
+    gi_path, ci_path = _join(path, "gpu_instance_id"), _join(path, "compute_instance_id")
+    gi, ci = data.get("gpu_instance_id"), data.get("compute_instance_id")
+    if mig is None or not mig.enabled:
+        if gi is not None or ci is not None:
+            r.fail(gi_path if gi is not None else ci_path, "only allowed on a GPU with MIG enabled")
+        return None, None
+    if gi is None and ci is None and not required:
+        return None, None
+    if gi is None:
+        r.fail(gi_path, "required on a GPU with MIG enabled")
+    if ci is None:
+        r.fail(ci_path, "required on a GPU with MIG enabled")
+    gi, ci = r.int(gi_path, gi), r.int(ci_path, ci)
+    instance = next((g for g in mig.gpu_instances if g.id == gi), None)
+    if instance is None:
+        known = ", ".join(str(g.id) for g in mig.gpu_instances) or "none"
+        r.fail(gi_path, f"no GPU instance {gi} on this GPU (existing: {known})")
+    if all(c.id != ci for c in instance.compute_instances):
+        r.fail(ci_path, f"no compute instance {ci} in GPU instance {gi}")
+    return gi, ci
+
+
+def parse_processes(
+    r: Reader, path: str, value: object, mig: MigSpec | None
+) -> tuple[ProcessSpec, ...]:
+    """A GPU's `processes` list, checked against its MIG tree."""
+    out = []
+    seen: set[int] = set()
+    keys = (
+        "pid",
+        "used_memory_mib",
+        "type",
+        "gpu_instance_id",
+        "compute_instance_id",
+        "user",
+        "command",
+        "visible",
+    )
+    for i, item in enumerate(r.list(path, value)):
+        p = _join(path, i)
+        data = r.obj(p, item, keys, ("pid",))
+        pid = r.int(_join(p, "pid"), data["pid"], 1, 0xFFFFFFFF)
+        if pid in seen:
+            r.fail(_join(p, "pid"), f"pid {pid} is listed twice on this GPU")
+        seen.add(pid)
+        gi, ci = _instance_ids(r, p, data, mig, required=True)
+        memory = data.get("used_memory_mib")
+        out.append(
+            ProcessSpec(
+                pid=pid,
+                used_memory_mib=None
+                if memory is None
+                else r.int(_join(p, "used_memory_mib"), memory),
+                type=r.choice(_join(p, "type"), data.get("type", "compute"), PROCESS_TYPES),
+                gpu_instance_id=gi,
+                compute_instance_id=ci,
+                user=_opt_str(r, p, data, "user"),
+                command=_opt_str(r, p, data, "command"),
+                visible=r.bool(_join(p, "visible"), data.get("visible", True)),
+            )
+        )
+    return tuple(out)
+
+
+def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str | None:
+    value = data.get(key)
+    return None if value is None else r.str(_join(path, key), value)
+
+
+# ---------------------------------------------------------------------------------------------
+# MIG
+
+
+def parse_mig(
+    r: Reader, path: str, value: object, board: Board | None, driver: tuple[int, ...]
+) -> MigSpec:
+    """A GPU's `mig` object: profiles, placements, ids and compute instances, all checked."""
+    data = r.obj(path, value, ("enabled", "pending", "gpu_instances"), ("enabled",))
+    if board is None or board.mig is None:
+        what = f"board {board.key}" if board else "a GPU without a board"
+        r.fail(path, f"{what} has no MIG support (give null, or a board that has MIG)")
+    if driver < MIG_MIN_DRIVER:
+        r.fail(path, f"MIG needs driver {MIG_MIN_DRIVER[0]} or later")
+    table = board.mig
+    enabled = r.bool(_join(path, "enabled"), data["enabled"])
+    pending = r.bool(_join(path, "pending"), data.get("pending", enabled))
+    gi_path = _join(path, "gpu_instances")
+    items = r.list(gi_path, data.get("gpu_instances", []))
+    if items and not enabled:
+        r.fail(gi_path, "GPU instances need MIG enabled")
+    requests = []
+    for i, item in enumerate(items):
+        p = _join(gi_path, i)
+        gi = r.obj(p, item, ("profile", "start", "id", "compute_instances"), ("profile",))
+        name = r.str(_join(p, "profile"), gi["profile"])
+        profile = table.by_name.get(name)
+        if profile is None:
+            known = ", ".join(pr.name for pr in table.profiles)
+            r.fail(
+                _join(p, "profile"),
+                f"unknown profile {name!r} for board {board.key} (known: {known})",
+            )
+        start = gi.get("start")
+        if start is not None:
+            start = r.int(_join(p, "start"), start)
+            if start not in profile.placement_starts:
+                r.fail(
+                    _join(p, "start"),
+                    f"{name} can start at {_starts(profile.placement_starts)}, not {start}",
+                )
+        requests.append((p, gi, profile, start))
+    for profile in table.profiles:
+        used = [p for p, _, pr, _ in requests if pr is profile]
+        if len(used) > profile.instance_count:
+            r.fail(
+                used[-1],
+                f"at most {profile.instance_count} instance(s) of {profile.name} fit on a GPU",
+            )
+    _check_fixed_overlaps(
+        r, [(p, pr.memory_slices, st) for p, _, pr, st in requests], "memory slices"
+    )
+    starts = fit_placements(
+        [(pr.placement_starts, pr.memory_slices, st) for _, _, pr, st in requests]
+    )
+    if starts is None:
+        r.fail(gi_path, "these GPU instances do not fit on the GPU's 8 memory slices together")
+    instances = []
+    ids: dict[int, str] = {}
+    for (p, gi, profile, _), start in zip(requests, starts):
+        gid = gi.get("id")
+        gid = (
+            default_gpu_instance_id(start, profile.memory_slices)
+            if gid is None
+            else r.int(_join(p, "id"), gid)
+        )
+        if gid in ids:
+            r.fail(_join(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
+        ids[gid] = p
+        cis = _parse_compute_instances(
+            r, _join(p, "compute_instances"), gi.get("compute_instances"), table, profile
+        )
+        instances.append(GpuInstanceSpec(gid, start, profile, cis))
+    return MigSpec(enabled, pending, tuple(instances))
+
+
+def _parse_compute_instances(
+    r: Reader, path: str, value: object, table: MigTable, gi: GpuInstanceProfile
+) -> tuple[ComputeInstanceSpec, ...]:
+    offered = {c.slice_count: c for c in table.ci_profiles[gi.id]}
+    whole = offered[gi.slice_count]
+    if value is None:
+        return (ComputeInstanceSpec(0, 0, whole, None),)
+    requests = []
+    for i, item in enumerate(r.list(path, value)):
+        p = _join(path, i)
+        data = r.obj(p, item, ("slices", "memory_used_mib"), ("slices",))
+        slices = r.int(_join(p, "slices"), data["slices"], 1)
+        profile = offered.get(slices)
+        if profile is None:
+            r.fail(
+                _join(p, "slices"),
+                f"a {gi.name} GPU instance offers compute instances of "
+                f"{_starts(sorted(offered))} slices, not {slices}",
+            )
+        memory = data.get("memory_used_mib")
+        requests.append(
+            (p, profile, None if memory is None else r.int(_join(p, "memory_used_mib"), memory))
+        )
+    if not requests:
+        r.fail(path, "a GPU instance needs at least one compute instance")
+    for profile in offered.values():
+        used = [p for p, pr, _ in requests if pr is profile]
+        if len(used) > profile.instance_count:
+            r.fail(
+                used[-1],
+                f"at most {profile.instance_count} compute instance(s) of {profile.name} fit",
+            )
+    starts = fit_placements([(pr.placement_starts, pr.slice_count, None) for _, pr, _ in requests])
+    if starts is None:
+        r.fail(
+            path, f"these compute instances do not fit in the {gi.slice_count} slices of {gi.name}"
+        )
+    # Unknown: NVML numbers CIs in creation order; the list order stands in for it.
+    return tuple(
+        ComputeInstanceSpec(i, start, profile, memory)
+        for i, ((_, profile, memory), start) in enumerate(zip(requests, starts))
+    )
+
+
+def _check_fixed_overlaps(r: Reader, items: list[tuple[str, int, int | None]], what: str) -> None:
+    """Name the first pair of explicitly placed instances that overlap."""
+    for i, (path, size, start) in enumerate(items):
+        if start is None:
+            continue
+        for other_path, other_size, other in items[:i]:
+            if other is not None and (
+                mig_profiles.placement_mask(start, size)
+                & mig_profiles.placement_mask(other, other_size)
+            ):
+                r.fail(
+                    _join(path, "start"),
+                    f"placement {start}:{size} overlaps {other_path} "
+                    f"({other}:{other_size}) on the {what}",
+                )
+
+
+def _starts(values: Iterable[int]) -> str:
+    return "{" + ",".join(str(v) for v in values) + "}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Top level
+
+
+def _read_driver(r: Reader, value: object) -> DriverSpec:
+    data = r.obj("driver", value, ("version", "cuda_version", "nvml_version"))
+    version = r.str("driver.version", data.get("version", "550.54.15"))
+    if not re.fullmatch(r"\d+(\.\d+)+", version):
+        r.fail("driver.version", f"expected a version such as '550.54.15', got {version!r}")
+    numbers = tuple(int(n) for n in version.split("."))
+    branch = max((b for b in _CUDA_BY_BRANCH if b <= numbers[0]), default=450)
+    cuda = r.int("driver.cuda_version", data.get("cuda_version", _CUDA_BY_BRANCH[branch]), 1000)
+    nvml = r.str("driver.nvml_version", data.get("nvml_version", f"{cuda // 1000}.{version}"))
+    return DriverSpec(version, numbers, cuda, nvml)
+
+
+def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSpec:
+    # The symbol table lives with the fake library; imported here, late, because the library
+    # module imports this one.
+    from hwinfo.sim.nvml_lib import fault_name, known_fault_calls
+
+    path = f"faults[{index}]"
+    keys = ("call", "gpu", "error", "delay_seconds", "after_samples", "for_samples")
+    data = r.obj(path, value, keys, ("call",))
+    call = r.str(_join(path, "call"), data["call"])
+    if fault_name(call) not in known_fault_calls():
+        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {call!r}")
+    gpu = data.get("gpu")
+    if gpu is not None:
+        gpu = r.int(_join(path, "gpu"), gpu, 0, max(gpu_count - 1, 0))
+        if gpu_count == 0:
+            r.fail(_join(path, "gpu"), "the scenario has no GPUs")
+    error = data.get("error")
+    code = (
+        None if error is None else ERROR_CODES[r.choice(_join(path, "error"), error, ERROR_CODES)]
+    )
+    delay = r.number(_join(path, "delay_seconds"), data.get("delay_seconds", 0))
+    if code is None and not delay:
+        r.fail(path, "a fault needs an error or a delay_seconds")
+    return FaultSpec(fault_name(call), gpu, code, delay, r.window(path, data))
+
+
+def parse_scenario(data: object, source: str, name: str) -> Scenario:
+    """Validate decoded JSON into a Scenario; `source` names the file in errors."""
+    r = Reader(source)
+    keys = (
+        "format",
+        "description",
+        "driver",
+        "privileged",
+        "library",
+        "init_error",
+        "init_error_attempts",
+        "faults",
+        "gpus",
+    )
+    if not isinstance(data, dict):
+        r.fail("(top level)", f"expected an object, got {_kind(data)}")
+    top = r.obj("", data, keys, ("format",))
+    if top["format"] != 1 or isinstance(top["format"], bool):
+        r.fail("format", f"unsupported format {top['format']!r} (this hwinfo reads format 1)")
+    driver = _read_driver(r, top.get("driver", {}))
+    init_error = top.get("init_error")
+    attempts = top.get("init_error_attempts")
+    if attempts is not None:
+        if init_error is None:
+            r.fail("init_error_attempts", "only meaningful with init_error")
+        attempts = r.int("init_error_attempts", attempts, 1)
+    gpu_items = r.list("gpus", top.get("gpus", []))
+    gpus = tuple(_read_gpu(r, name, driver.version_tuple, i, g) for i, g in enumerate(gpu_items))
+    identities: dict[str, Callable[[GpuSpec], object]] = {
+        "uuid": lambda g: g.uuid.lower(),
+        "pci_bus_id": lambda g: parse_pci_bus_id(g.pci_bus_id),
+    }
+    for what, identity in identities.items():
+        seen: dict[object, int] = {}
+        for gpu in gpus:
+            key = identity(gpu)
+            if key in seen:
+                r.fail(f"gpus[{gpu.index}].{what}", f"same as gpus[{seen[key]}]")
+            seen[key] = gpu.index
+    return Scenario(
+        name=name,
+        source=source,
+        description=r.str("description", top.get("description", "")),
+        driver=driver,
+        privileged=r.bool("privileged", top.get("privileged", True)),
+        library_missing=r.choice("library", top.get("library", "present"), ("present", "missing"))
+        == "missing",
+        init_error=None
+        if init_error is None
+        else ERROR_CODES[r.choice("init_error", init_error, ERROR_CODES)],
+        init_error_attempts=attempts,
+        faults=tuple(
+            _read_fault(r, i, f, len(gpus))
+            for i, f in enumerate(r.list("faults", top.get("faults", [])))
+        ),
+        gpus=gpus,
+    )
+
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("hwinfo.sim").joinpath(SCENARIO_DIR)))
+
+
+def load_scenario(source: str | os.PathLike[str]) -> Scenario:
+    """A built-in scenario by NAME (hwinfo/sim/scenarios/NAME.json) or a scenario file path."""
+    text_source = os.fspath(source)
+    builtin = _builtin_dir() / f"{text_source}.json"
+    if os.sep not in text_source and not text_source.endswith(".json") and builtin.is_file():
+        path, label, name = builtin, text_source, text_source
+    else:
+        path, label, name = Path(text_source), text_source, Path(text_source).stem
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        known = ", ".join(n for n, _ in list_scenarios()) or "none"
+        raise ScenarioError(
+            f"scenario {label}: no such file, and no built-in scenario of that name (built-in: {known})"
+        ) from None
+    except OSError as e:
+        raise ScenarioError(f"scenario {label}: cannot read: {e.strerror or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(
+            f"scenario {label}: line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}"
+        ) from None
+    return parse_scenario(data, label, name)
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    """(name, description) of every built-in scenario, by name."""
+    out = []
+    for path in sorted(_builtin_dir().glob("*.json")):
+        try:
+            description = json.loads(path.read_text(encoding="utf-8")).get("description", "")
+        except (OSError, ValueError, AttributeError):
+            description = "(unreadable)"
+        out.append((path.stem, description if isinstance(description, str) else ""))
+    return out
