@@ -1,0 +1,433 @@
+"""The nvidia-smi XML importer: every real dump in ../shared/captures, and hand-written ones."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pynvml
+import pytest
+from conftest import CAPTURES, require
+
+import hwinfo.sim
+from hwinfo.sim import Scenario
+from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+
+DUMPS = sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
+NOT_AVAILABLE = re.compile(r"N/A|\[.*\]|Not Supported|Requested functionality has been deprecated")
+
+
+def _load(scenario: dict[str, Any], tmp_path: Path) -> Scenario:
+    """Validate through the real loader, as `hwinfo --simulate FILE` would."""
+    path = tmp_path / "imported.json"
+    path.write_text(json.dumps(scenario))
+    return hwinfo.sim.load_scenario(str(path))
+
+
+# --- reading the XML independently of the importer ---
+
+
+def _text(element: ET.Element, path: str) -> str | None:
+    """Text at path, or None when absent or nvidia-smi printed no value."""
+    found = element.find(path)
+    text = " ".join((found.text or "").split()) if found is not None else ""
+    return None if not text or NOT_AVAILABLE.fullmatch(text) else text
+
+
+def _number(element: ET.Element, path: str) -> int | None:
+    """The integer in "19968 MiB", "16x", "P8", "4"; None when not available."""
+    text = _text(element, path)
+    return None if text is None else int(re.search(r"\d+", text).group())  # type: ignore[union-attr]
+
+
+def test_captures_are_there() -> None:
+    require(bool(DUMPS), f"no nvidia-smi dumps in {CAPTURES}")
+
+
+@pytest.fixture(params=DUMPS, ids=[p.name for p in DUMPS])
+def dump(request: pytest.FixtureRequest) -> tuple[ET.Element, dict[str, Any]]:
+    path: Path = request.param
+    text = path.read_text()
+    return ET.fromstring(text), import_nvidia_smi_xml(text, path.name)
+
+
+def test_dump_gpus_match_the_xml(dump: tuple[ET.Element, dict[str, Any]]) -> None:
+    root, scenario = dump
+    elements = root.findall("gpu")
+    assert scenario["format"] == 1
+    assert scenario["driver"]["version"] == _text(root, "driver_version")
+    major, minor = _text(root, "cuda_version").split(".")  # type: ignore[union-attr]
+    assert scenario["driver"]["cuda_version"] == int(major) * 1000 + int(minor) * 10
+    assert len(scenario["gpus"]) == len(elements) > 0
+    for element, gpu in zip(elements, scenario["gpus"]):
+        assert gpu["name"] == _text(element, "product_name")
+        assert gpu["memory_total_mib"] == _number(element, "fb_memory_usage/total")
+        assert gpu["memory_used_mib"] == _number(element, "fb_memory_usage/used")
+        assert gpu["pci_bus_id"] == _text(element, "pci/pci_bus_id").upper()  # type: ignore[union-attr]
+        for key, path in (
+            ("utilization_gpu_percent", "utilization/gpu_util"),
+            ("utilization_memory_percent", "utilization/memory_util"),
+            ("temperature_c", "temperature/gpu_temp"),
+        ):
+            # Not available stays absent: never a made-up 0.
+            assert gpu.get(key) == _number(element, path), key
+        link = "pci/pci_gpu_link_info"
+        pcie = gpu.get("pcie", {})
+        assert pcie.get("gen") == _number(element, f"{link}/pcie_gen/current_link_gen")
+        assert pcie.get("max_gen") == _number(element, f"{link}/pcie_gen/max_link_gen")
+        assert pcie.get("width") == _number(element, f"{link}/link_widths/current_link_width")
+        assert pcie.get("max_width") == _number(element, f"{link}/link_widths/max_link_width")
+
+
+def test_dump_processes_match_the_xml(dump: tuple[ET.Element, dict[str, Any]]) -> None:
+    root, scenario = dump
+    for element, gpu in zip(root.findall("gpu"), scenario["gpus"]):
+        expected = [
+            (_number(p, "pid"), _number(p, "used_memory"), _text(p, "process_name"))
+            for p in element.findall("processes/process_info")
+        ]
+        got = [(p["pid"], p["used_memory_mib"], p.get("command")) for p in gpu["processes"]]
+        assert got == expected
+        assert all("user" not in p for p in gpu["processes"])  # the dump names no users
+
+
+def test_dump_mig_devices_match_the_xml(
+    dump: tuple[ET.Element, dict[str, Any]], tmp_path: Path
+) -> None:
+    root, scenario = dump
+    loaded = _load(scenario, tmp_path)
+    for element, gpu in zip(root.findall("gpu"), loaded.gpus):
+        devices = element.findall("mig_devices/mig_device")
+        instances = {gi.id: gi for gi in gpu.mig.gpu_instances} if gpu.mig else {}
+        assert sum(len(gi.compute_instances) for gi in instances.values()) == len(devices)
+        for device in devices:
+            gi = instances[_number(device, "gpu_instance_id")]
+            ci = next(
+                c for c in gi.compute_instances if c.id == _number(device, "compute_instance_id")
+            )
+            total = _number(device, "fb_memory_usage/total")
+            assert gi.profile.memory_mib == pytest.approx(total, rel=0.05)
+            assert ci.profile.multiprocessor_count == _number(
+                device, "device_attributes/shared/multiprocessor_count"
+            )
+
+
+@contextmanager
+def _simulated(scenario: dict[str, Any], tmp_path: Path) -> Iterator[None]:
+    """pynvml running on the simulator loaded with this scenario."""
+    hwinfo.sim.install(_load(scenario, tmp_path))
+    pynvml.nvmlInit()
+    try:
+        yield
+    finally:
+        pynvml.nvmlShutdown()
+        hwinfo.sim.uninstall()
+
+
+def _nvml(query: Callable[[Any], int], handle: Any) -> int | None:
+    """What NVML answers; None for NotSupported, which is how nvidia-smi comes to print N/A."""
+    try:
+        return query(handle)
+    except pynvml.NVMLError_NotSupported:
+        return None
+
+
+MIB = 1024 * 1024
+_LINK = "pci/pci_gpu_link_info"
+# (XML path, NVML query): what nvidia-smi printed against what pynvml reads on the simulator.
+_NVML_VIEW: tuple[tuple[str, Callable[[Any], int]], ...] = (
+    ("fb_memory_usage/total", lambda h: pynvml.nvmlDeviceGetMemoryInfo(h).total // MIB),
+    ("utilization/gpu_util", lambda h: pynvml.nvmlDeviceGetUtilizationRates(h).gpu),
+    ("utilization/memory_util", lambda h: pynvml.nvmlDeviceGetUtilizationRates(h).memory),
+    ("temperature/gpu_temp", lambda h: pynvml.nvmlDeviceGetTemperature(h, 0)),
+    ("fan_speed", pynvml.nvmlDeviceGetFanSpeed),
+    ("performance_state", pynvml.nvmlDeviceGetPerformanceState),
+    (f"{_LINK}/pcie_gen/current_link_gen", pynvml.nvmlDeviceGetCurrPcieLinkGeneration),
+    (f"{_LINK}/pcie_gen/max_link_gen", pynvml.nvmlDeviceGetMaxPcieLinkGeneration),
+    (f"{_LINK}/link_widths/current_link_width", pynvml.nvmlDeviceGetCurrPcieLinkWidth),
+    (f"{_LINK}/link_widths/max_link_width", pynvml.nvmlDeviceGetMaxPcieLinkWidth),
+)
+
+
+def test_simulated_nvml_shows_what_nvidia_smi_showed(
+    dump: tuple[ET.Element, dict[str, Any]], tmp_path: Path
+) -> None:
+    root, scenario = dump
+    with _simulated(scenario, tmp_path):
+        for index, element in enumerate(root.findall("gpu")):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            for path, query in _NVML_VIEW:
+                assert _nvml(query, handle) == _number(element, path), path
+            # NVML v1 "used" includes the reserved memory nvidia-smi prints apart.
+            v1_used = pynvml.nvmlDeviceGetMemoryInfo(handle).used // MIB
+            reserved = _number(element, "fb_memory_usage/reserved") or 0
+            assert v1_used == _number(element, "fb_memory_usage/used") + reserved
+            for kind, query in (
+                ("C", pynvml.nvmlDeviceGetComputeRunningProcesses),
+                ("G", pynvml.nvmlDeviceGetGraphicsRunningProcesses),
+            ):
+                expected = [
+                    (_number(p, "pid"), _number(p, "used_memory"))
+                    for p in element.findall("processes/process_info")
+                    if kind in _text(p, "type").split("+")  # type: ignore[union-attr]
+                ]
+                got = [
+                    (p.pid, None if p.usedGpuMemory is None else p.usedGpuMemory // MIB)
+                    for p in query(handle)
+                ]
+                assert got == expected, kind
+            for number, device in enumerate(element.findall("mig_devices/mig_device")):
+                mig = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, number)
+                assert pynvml.nvmlDeviceGetGpuInstanceId(mig) == _number(device, "gpu_instance_id")
+                assert pynvml.nvmlDeviceGetComputeInstanceId(mig) == _number(
+                    device, "compute_instance_id"
+                )
+                memory = pynvml.nvmlDeviceGetMemoryInfo(mig)
+                assert memory.total // MIB == _number(device, "fb_memory_usage/total")
+                assert memory.used // MIB == _number(device, "fb_memory_usage/used")
+
+
+def test_every_dump_validates(dump: tuple[ET.Element, dict[str, Any]], tmp_path: Path) -> None:
+    root, scenario = dump
+    loaded = _load(scenario, tmp_path)
+    for element, gpu in zip(root.findall("gpu"), loaded.gpus):
+        # Board defaults must not override what the dump shows.
+        assert gpu.name == _text(element, "product_name")
+        assert gpu.memory_total_mib == _number(element, "fb_memory_usage/total")
+        assert gpu.uuid == _text(element, "uuid")
+        assert [p.pid for p in gpu.processes] == [
+            _number(p, "pid") for p in element.findall("processes/process_info")
+        ]
+
+
+def test_a100_capture_has_two_3g_20gb_instances() -> None:
+    path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
+    require(path.is_file(), f"{path} is missing")
+    (gpu,) = import_nvidia_smi_xml(path.read_text(), path.name)["gpus"]
+    assert gpu["board"] == "A100-SXM4-40GB"
+    assert gpu["mig"]["enabled"] is True
+    assert [(gi["profile"], gi["id"], gi["start"]) for gi in gpu["mig"]["gpu_instances"]] == [
+        ("3g.20gb", 1, 0),
+        ("3g.20gb", 2, 4),
+    ]
+    # N/A in the dump: no fan (null = NotSupported), no utilization while in MIG mode.
+    assert gpu["fan_percent"] is None
+    assert "utilization_gpu_percent" not in gpu
+
+
+# --- hand-written dumps ---
+
+
+def _put(parent: ET.Element, path: str, text: str) -> None:
+    for tag in path.split("/"):
+        child = parent.find(tag)
+        parent = ET.SubElement(parent, tag) if child is None else child
+    parent.text = text
+
+
+def _dump(
+    fields: dict[str, str],
+    mig_devices: Sequence[dict[str, str]] = (),
+    processes: Sequence[dict[str, str]] = (),
+) -> str:
+    """A one-GPU dump with the given leaves (path -> text) over a minimal valid GPU."""
+    root = ET.Element("nvidia_smi_log")
+    _put(root, "driver_version", "550.54.15")
+    _put(root, "cuda_version", "12.4")
+    _put(root, "attached_gpus", "1")
+    gpu = ET.SubElement(root, "gpu", id="00000000:07:00.0")
+    base = {"product_name": "NVIDIA A100-SXM4-80GB", "fb_memory_usage/total": "81920 MiB"}
+    for path, text in {**base, **fields}.items():
+        _put(gpu, path, text)
+    for parent_tag, child_tag, items in (
+        ("mig_devices", "mig_device", mig_devices),
+        ("processes", "process_info", processes),
+    ):
+        parent = ET.SubElement(gpu, parent_tag)
+        for item in items:
+            child = ET.SubElement(parent, child_tag)
+            for path, text in item.items():
+                _put(child, path, text)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _mig_device(gi: int, ci: int, sms: int, memory: int, engines: str = "2/0/0") -> dict[str, str]:
+    decoders, jpegs, ofas = engines.split("/")
+    shared = "device_attributes/shared"
+    return {
+        "gpu_instance_id": str(gi),
+        "compute_instance_id": str(ci),
+        f"{shared}/multiprocessor_count": str(sms),
+        f"{shared}/decoder_count": decoders,
+        f"{shared}/jpg_count": jpegs,
+        f"{shared}/ofa_count": ofas,
+        "fb_memory_usage/total": f"{memory} MiB",
+        "fb_memory_usage/used": "13 MiB",
+    }
+
+
+def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
+    text = _dump(
+        {"mig_mode/current_mig": "Enabled", "mig_mode/pending_mig": "Enabled"},
+        mig_devices=[
+            _mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
+            _mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
+            _mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
+            _mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
+        ],
+        processes=[
+            {
+                "gpu_instance_id": "2",
+                "compute_instance_id": "1",
+                "pid": "4242",
+                "type": "C",
+                "process_name": "python serve.py",
+                "used_memory": "3000 MiB",
+            },
+        ],
+    )
+    gpu = import_nvidia_smi_xml(text, "split.xml")["gpus"][0]
+    instances = gpu["mig"]["gpu_instances"]
+    assert [(gi["profile"], gi["id"], gi["start"]) for gi in instances] == [
+        ("3g.40gb", 2, 4),
+        ("1g.10gb+me", 7, 0),
+        ("1g.10gb", 8, 1),
+    ]
+    assert [ci["slices"] for ci in instances[0]["compute_instances"]] == [1, 2]
+    assert gpu["processes"][0] == {
+        "pid": 4242,
+        "type": "compute",
+        "gpu_instance_id": 2,
+        "compute_instance_id": 1,
+        "command": "python serve.py",
+        "used_memory_mib": 3000,
+    }
+    loaded = _load(import_nvidia_smi_xml(text, "split.xml"), tmp_path)
+    split = loaded.gpus[0].mig.gpu_instances[0]
+    assert [ci.profile.name for ci in split.compute_instances] == ["1c.3g.40gb", "2c.3g.40gb"]
+
+
+def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
+    text = _dump(
+        {
+            "product_name": "Quadro RTX 8000",  # not in the catalogue
+            "product_architecture": "Ada Lovelace",
+            "fb_memory_usage/total": "46080 MiB",
+            "pci/pci_bus_id": "0000:3b:00.0",
+            "pci/pci_device_id": "0x1E3010DE",
+            "utilization/gpu_util": "N/A",
+            "utilization/memory_util": "[Not Supported]",
+            "fan_speed": "N/A",
+            "performance_state": "P2",
+            # v13: the average is N/A here, so the instant reading stands in.
+            "gpu_power_readings/average_power_draw": "N/A",
+            "gpu_power_readings/instant_power_draw": "61.50 W",
+            "gpu_power_readings/current_power_limit": "Requested functionality has been deprecated",
+            "module_power_readings/current_power_limit": "260.00 W",
+            "ecc_mode/current_ecc": "Enabled",
+            "ecc_mode/pending_ecc": "Disabled",
+            "ecc_errors/volatile/single_bit/total": "3",  # pre-Ampere schema
+            "ecc_errors/volatile/double_bit/total": "1",
+            "ecc_errors/aggregate/sram_correctable": "2",  # Ampere schema, split by memory kind
+            "ecc_errors/aggregate/dram_correctable": "5",
+            "ecc_errors/aggregate/sram_uncorrectable_parity": "N/A",
+            "clocks_event_reasons/clocks_event_reason_gpu_idle": "Not Active",
+            "clocks_event_reasons/clocks_event_reason_sw_power_cap": "Active",
+            "clocks_event_reasons/clocks_event_reason_display_clocks_setting": "Active",
+        },
+        processes=[{"pid": "77", "type": "C+G", "process_name": "", "used_memory": "N/A"}],
+    )
+    gpu = import_nvidia_smi_xml(text, "variants.xml")["gpus"][0]
+    assert "board" not in gpu
+    assert gpu["architecture"] == "ada"
+    assert gpu["pci_bus_id"] == "00000000:3B:00.0"
+    assert gpu["pci_device_id"] == "0x1E3010DE"
+    assert "utilization_gpu_percent" not in gpu and "utilization_memory_percent" not in gpu
+    assert gpu["fan_percent"] is None
+    assert gpu["pstate"] == 2
+    assert gpu["memory_reserved_mib"] == 0  # no <reserved> (before R510): "used" included it
+    assert gpu["power_draw_w"] == 61.5
+    assert gpu["power_limit_w"] == 260.0
+    assert gpu["ecc"] == {
+        "enabled": True,
+        "pending": False,
+        "volatile": {"corrected": 3, "uncorrected": 1},
+        "aggregate": {"corrected": 7},
+    }
+    assert gpu["clock_event_reasons"] == ["sw_power_cap", "display_clock_setting"]
+    assert gpu["mig"] is None
+    assert gpu["processes"] == [{"pid": 77, "type": "compute+graphics", "used_memory_mib": None}]
+    loaded = _load(import_nvidia_smi_xml(text, "variants.xml"), tmp_path).gpus[0]
+    assert loaded.board is None and loaded.name == "Quadro RTX 8000"
+    assert loaded.utilization_gpu_percent is None  # without a board: NotSupported
+
+
+def _log(inner: str) -> str:
+    """A hand-written log around `inner`, with a driver version."""
+    return f"<nvidia_smi_log><driver_version>550.54.15</driver_version>{inner}</nvidia_smi_log>"
+
+
+_GPU = "<gpu id='0'><product_name>T</product_name><fb_memory_usage><total>{}</total>"
+_END = "</fb_memory_usage>{}</gpu>"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("nvidia-smi: command not found", "not XML"),
+        ("<nvidia_smi_log><gpu>", "not XML"),
+        ("<html><body>No devices were found</body></html>", "root element <html>"),
+        (
+            "<nvidia_smi_log><attached_gpus>1</attached_gpus></nvidia_smi_log>",
+            "no <driver_version>",
+        ),
+        (
+            _log("<attached_gpus>2</attached_gpus>" + _GPU.format("1 MiB") + _END.format("")),
+            "says 2 but the log has 1 <gpu>",
+        ),
+        (
+            _log("<gpu id='0'><fb_memory_usage><total>1 MiB</total></fb_memory_usage></gpu>"),
+            "gpu 0 (0): no <product_name> value",
+        ),
+        (
+            _log(_GPU.format("lots") + _END.format("")),
+            "<fb_memory_usage/total> is 'lots': expected a number in MiB",
+        ),
+        (
+            _log(_GPU.format("1 MiB") + _END.format("<performance_state>P99</performance_state>")),
+            "<performance_state> is 'P99'",
+        ),
+    ],
+)
+def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
+    with pytest.raises(DumpError, match=re.escape(message)) as caught:
+        import_nvidia_smi_xml(text, "bad.xml")
+    assert str(caught.value).startswith("bad.xml: ")
+    assert "\n" not in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("product", "device", "message"),
+    [
+        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
+        ("NVIDIA A30", _mig_device(1, 0, 14, 5952), "no catalogue board with MIG profiles"),
+        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
+        (
+            "NVIDIA A100-SXM4-80GB",
+            {k: v for k, v in _mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
+            "mig_device 0: no <device_attributes/shared/multiprocessor_count> value",
+        ),
+    ],
+)
+def test_mig_devices_that_cannot_be_expressed(
+    product: str, device: dict[str, str], message: str
+) -> None:
+    text = _dump({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
+    with pytest.raises(DumpError, match=re.escape(message)):
+        import_nvidia_smi_xml(text, "mig.xml")
