@@ -1,21 +1,18 @@
-"""The `hwinfo` command line."""
+"""`hwinfo report`: what is in this machine and what it does now."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
-import hwinfo
+from hwinfo.cli.options import root_option, simulate_option
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _use_color(no_color: bool) -> bool:
@@ -23,31 +20,7 @@ def _use_color(no_color: bool) -> bool:
     return not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
-def simulate_option(fn: F) -> F:
-    return click.option(
-        "--simulate",
-        metavar="NAME|FILE",
-        help="Read GPUs from the simulated NVML with this scenario (`hwinfo sim list`).",
-    )(fn)
-
-
-def root_option(fn: F) -> F:
-    return click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=str),
-        default="/",
-        show_default=True,
-        help="Read procfs/sysfs below this directory (a fixture tree or a chroot).",
-    )(fn)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(hwinfo.__version__, prog_name="hwinfo")
-def main() -> None:
-    """Hardware inventory and telemetry for NVIDIA GPU servers."""
-
-
-@main.command()
+@click.command()
 @click.option(
     "--format",
     "fmt",
@@ -87,9 +60,6 @@ def report(
 ) -> None:
     """What is in this machine and what it does now."""
     from hwinfo.collect.sources import SetupError, open_collector
-    from hwinfo.render.json import render_json
-    from hwinfo.render.text.report import render_text
-    from hwinfo.render.text.style import Style
 
     try:
         collector = open_collector(
@@ -98,6 +68,11 @@ def report(
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
+    # Imported after the collectors start, so the import overlaps the CPU sampling window.
+    from hwinfo.render.json import render_json
+    from hwinfo.render.text.report import render_text
+    from hwinfo.render.text.style import Style
+
     style = Style(color=_use_color(no_color))
 
     def show() -> None:

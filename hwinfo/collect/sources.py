@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from hwinfo.collect.gpu.collector import GpuCollector
-from hwinfo.collect.gpu.processes import OwnerLookup, ProcessOwner, local_owner
+from typing import TYPE_CHECKING
+
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.collect.sysfs import Root, RootError
+
+if TYPE_CHECKING:
+    from hwinfo.collect.gpu.processes import OwnerLookup
 
 
 class SetupError(Exception):
@@ -15,6 +18,7 @@ class SetupError(Exception):
 def scenario_owners(simulate: str) -> OwnerLookup:
     """Install the simulated NVML for a scenario; process owners then come from it."""
     from hwinfo import sim
+    from hwinfo.collect.gpu.processes import ProcessOwner
 
     try:
         machine = sim.install(sim.load_scenario(simulate))
@@ -39,8 +43,15 @@ def open_collector(
         machine_root = Root(root)
     except RootError as exc:
         raise SetupError(str(exc)) from None
-    gpu = None
+    # Built first: the CPU collector's utilization window starts now, and the GPU set-up
+    # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
+    collector = SnapshotCollector(machine_root)
     if gpus:
+        from hwinfo.collect.gpu.collector import GpuCollector
+        from hwinfo.collect.gpu.processes import local_owner
+
         owners = scenario_owners(simulate) if simulate else local_owner
-        gpu = GpuCollector(owners, with_processes=with_processes, with_commands=with_commands)
-    return SnapshotCollector(machine_root, gpu)
+        collector.gpu = GpuCollector(
+            owners, with_processes=with_processes, with_commands=with_commands
+        )
+    return collector

@@ -32,7 +32,8 @@ class UserUsage:
 
     gpu_index: int
     user: str | None  # None: processes whose owner cannot be named
-    used_memory_bytes: int  # sum over the processes whose memory NVML reports
+    # Sum over the processes whose memory NVML reports; None when none of them does.
+    used_memory_bytes: int | None
     processes: int
 
 

@@ -31,3 +31,5 @@ class Snapshot:
     memory: Memory | None
     gpu: GpuSystem | None  # None: GPU collection switched off
     errors: list[SourceError] = field(default_factory=list)
+    # How long each source took to read, for the exporter's self-metrics.
+    collection_seconds: dict[str, float] = field(default_factory=dict)

@@ -107,8 +107,9 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
         for proc in gpu.all_processes():
-            usage = per_user.setdefault(proc.user, UserUsage(gpu.index, proc.user, 0, 0))
+            usage = per_user.setdefault(proc.user, UserUsage(gpu.index, proc.user, None, 0))
             usage.processes += 1
-            usage.used_memory_bytes += proc.used_memory_bytes or 0
-        rows.extend(sorted(per_user.values(), key=lambda u: (-u.used_memory_bytes, u.user or "")))
+            if proc.used_memory_bytes is not None:
+                usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
+        rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows

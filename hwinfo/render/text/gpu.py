@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from hwinfo.cpulist import format_cpulist
-from hwinfo.model.gpu import Clocks, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.gpu import Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section
@@ -11,6 +14,9 @@ from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, or_na, percent, size
 
 _NAME_PREFIX = "NVIDIA "
+_SEP = " · "
+
+T = TypeVar("T")
 
 
 def _short_name(name: str | None) -> str:
@@ -75,8 +81,8 @@ def _summary(system: GpuSystem, style: Style) -> Section:
             _short_name(gpu.name),
             _utilization(gpu),
             _memory(gpu).split(" (")[0],
-            or_na(gpu.temperature_celsius, lambda t: f"{t:.0f}°C"),
-            or_na(gpu.power_draw_watts, lambda w: f"{w:.0f} W"),
+            or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
+            or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
             str(len(gpu.all_processes())),
         ])
     section.table(
@@ -121,16 +127,24 @@ def _peak(peak: PeakThroughput | None) -> str:
     return text
 
 
+def _ecc(ecc: Ecc, style: Style) -> str:
+    if not ecc.enabled:
+        return "ECC off"
+    counts = [
+        f"{label} {or_na(corrected, str)}/{or_na(uncorrected, str)}"
+        for label, corrected, uncorrected in (
+            ("volatile", ecc.volatile_corrected, ecc.volatile_uncorrected),
+            ("aggregate", ecc.aggregate_corrected, ecc.aggregate_uncorrected),
+        )
+        # Volatile counts are not readable on a MIG-mode GPU: leave out what is missing.
+        if corrected is not None or uncorrected is not None
+    ]
+    text = "ECC on" + (f" (corrected/uncorrected: {', '.join(counts)})" if counts else "")
+    return style.bad(text) if ecc.volatile_uncorrected or ecc.aggregate_uncorrected else text
+
+
 def _health(gpu: Gpu, style: Style) -> str:
-    parts = []
-    if gpu.ecc is not None:
-        ecc = "ECC on" if gpu.ecc.enabled else "ECC off"
-        if gpu.ecc.enabled:
-            ecc += (f" ({or_na(gpu.ecc.volatile_corrected, str)} corrected,"
-                    f" {or_na(gpu.ecc.volatile_uncorrected, str)} uncorrected)")
-            if gpu.ecc.volatile_uncorrected:
-                ecc = style.bad(ecc)
-        parts.append(ecc)
+    parts = [] if gpu.ecc is None else [_ecc(gpu.ecc, style)]
     rows = gpu.remapped_rows
     if rows is not None:
         text = f"remapped rows {rows.correctable}+{rows.uncorrectable}"
@@ -141,7 +155,26 @@ def _health(gpu: Gpu, style: Style) -> str:
     if pages is not None:
         text = f"retired pages {or_na(pages.single_bit, str)}+{or_na(pages.double_bit, str)}"
         parts.append(style.bad(text + " PENDING") if pages.pending else text)
-    return " · ".join(parts) if parts else NA
+    return _SEP.join(parts) if parts else "no ECC or memory-error reporting on this board"
+
+
+def _part(label: str, value: T | None, fmt: Callable[[T], str] = str) -> str | None:
+    """"label value", or None when the value is unknown (the part is then left out)."""
+    return None if value is None else f"{label} {fmt(value)}".strip()
+
+
+def _joined(*parts: str | None) -> str:
+    """The known parts joined by " · "; "not available" only when nothing is known."""
+    present = [p for p in parts if p]
+    return _SEP.join(present) if present else NA
+
+
+def _celsius(t: float) -> str:
+    return f"{t:.0f}°C"
+
+
+def _watts(w: float) -> str:
+    return f"{w:.0f} W"
 
 
 def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
@@ -153,49 +186,52 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
         section.field("PCI", gpu.pci_bus_id or NA)
         return section
     section.field("UUID", gpu.uuid or NA)
-    section.field(
-        "Board",
-        f"{gpu.architecture or NA} · CC {gpu.cuda_compute_capability or NA}"
-        f" · {or_na(gpu.cuda_cores, str)} CUDA cores · PCI {gpu.pci_bus_id or NA}",
-    )
-    section.field(
-        "Identity",
-        f"serial {gpu.serial or NA} · VBIOS {gpu.vbios_version or NA}"
-        f" · part {gpu.board_part_number or NA}",
-    )
-    section.field(
-        "Modes",
-        f"persistence {or_na(gpu.persistence_mode, lambda v: 'on' if v else 'off')}"
-        f" · compute {gpu.compute_mode or NA} · P{or_na(gpu.performance_state, str)}",
-    )
+    section.field("Board", _joined(
+        gpu.architecture,
+        _part("CC", gpu.cuda_compute_capability),
+        _part("CUDA cores", gpu.cuda_cores),
+        _part("PCI", gpu.pci_bus_id),
+    ))
+    section.field("Identity", _joined(
+        _part("serial", gpu.serial),
+        _part("VBIOS", gpu.vbios_version),
+        _part("part", gpu.board_part_number),
+    ))
+    section.field("Modes", _joined(
+        _part("persistence", gpu.persistence_mode, lambda v: "on" if v else "off"),
+        _part("compute", gpu.compute_mode),
+        _part("P", gpu.performance_state),
+    ).replace("P ", "P"))
     memory = _memory(gpu)
-    if gpu.memory_reserved_bytes:
-        memory += f" · reserved {size(gpu.memory_reserved_bytes)}"
-    if gpu.bar1_total_bytes is not None:
-        memory += f" · BAR1 {or_na(gpu.bar1_used_bytes, size)} / {size(gpu.bar1_total_bytes)}"
-    section.field("Memory", _unavailable(gpu, "memory", memory))
-    section.field(
-        "Utilization",
-        _unavailable(gpu, "utilization",
-                     f"GPU {_utilization(gpu)} · memory {or_na(gpu.utilization_memory_ratio, percent)}"
-                     f" · enc {or_na(gpu.utilization_encoder_ratio, percent)}"
-                     f" · dec {or_na(gpu.utilization_decoder_ratio, percent)}"),
-    )
-    section.field(
-        "Temperature",
-        f"{or_na(gpu.temperature_celsius, lambda t: f'{t:.0f}°C')}"
-        f" (slowdown {or_na(gpu.temperature_slowdown_celsius, lambda t: f'{t:.0f}')},"
-        f" shutdown {or_na(gpu.temperature_shutdown_celsius, lambda t: f'{t:.0f}')})"
-        f" · fan {or_na(gpu.fan_speed_ratio, percent)}",
-    )
-    section.field(
-        "Power",
-        f"{or_na(gpu.power_draw_watts, lambda w: f'{w:.0f}')}"
-        f" / {or_na(gpu.power_limit_watts, lambda w: f'{w:.0f} W')}"
-        f" (range {or_na(gpu.power_min_limit_watts, lambda w: f'{w:.0f}')}"
-        f"–{or_na(gpu.power_max_limit_watts, lambda w: f'{w:.0f}')})"
-        f" · energy {or_na(gpu.energy_joules, lambda j: f'{j / 3.6e6:.1f} kWh')}",
-    )
+    section.field("Memory", _unavailable(gpu, "memory", _joined(
+        None if memory == NA else memory,
+        _part("reserved", gpu.memory_reserved_bytes or None, size),
+        _part("BAR1", gpu.bar1_total_bytes,
+              lambda total: f"{or_na(gpu.bar1_used_bytes, size)} / {size(total)}"),
+    )))
+    if gpu.mig is not None and gpu.mig.enabled:
+        # nvml.h: no utilization for a MIG-mode GPU or its instances (DCGM profiling has it).
+        section.field("Utilization", "not available in MIG mode")
+    else:
+        section.field("Utilization", _unavailable(gpu, "utilization", _joined(
+            _part("GPU", gpu.utilization_gpu_ratio, percent),
+            _part("memory", gpu.utilization_memory_ratio, percent),
+            _part("encoder", gpu.utilization_encoder_ratio, percent),
+            _part("decoder", gpu.utilization_decoder_ratio, percent),
+        )))
+    section.field("Temperature", _joined(
+        _part("", gpu.temperature_celsius, _celsius),
+        _part("slowdown", gpu.temperature_slowdown_celsius, _celsius),
+        _part("shutdown", gpu.temperature_shutdown_celsius, _celsius),
+        _part("fan", gpu.fan_speed_ratio, percent),
+    ))
+    section.field("Power", _unavailable(gpu, "power_draw_watts", _joined(
+        _part("draw", gpu.power_draw_watts, _watts),
+        _part("limit", gpu.power_limit_watts, _watts),
+        _part("range", gpu.power_min_limit_watts,
+              lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, _watts)}"),
+        _part("energy", gpu.energy_joules, lambda j: f"{j / 3.6e6:.1f} kWh"),
+    )))
     section.field("Clocks", _clocks(gpu.clocks, gpu.max_clocks))
     reasons = [r for r in (gpu.clock_event_reasons or []) if r != "gpu_idle"]
     if gpu.clock_event_reasons is None:
@@ -205,23 +241,20 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
-        link = f"{_link(gpu.pcie.generation, gpu.pcie.width)} of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}"
-        if _link_degraded(gpu):
-            link = style.warn(link + " (degraded)")
-        section.field("PCIe", link)
+        link = (f"{_link(gpu.pcie.generation, gpu.pcie.width)}"
+                f" of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
+        section.field("PCIe", style.warn(link + " (degraded)") if _link_degraded(gpu) else link)
     section.field("Health", _health(gpu, style))
-    affinity = or_na(gpu.cpu_affinity, format_cpulist)
-    section.field(
-        "Topology",
-        f"NUMA {or_na(gpu.numa_node, str)} · CPUs {affinity}"
-        f" · NVLink {or_na(gpu.nvlink_links_active, lambda n: f'{n} active')}",
-    )
+    section.field("Topology", _joined(
+        _part("NUMA", gpu.numa_node),
+        _part("CPUs", gpu.cpu_affinity, format_cpulist),
+        _part("NVLink", gpu.nvlink_links_active, lambda n: f"{n} active"),
+    ))
     section.field("Peak", _peak(gpu.peak))
     if gpu.mig is not None:
-        render_mig(gpu.mig, section, show_processes)
-    if show_processes and gpu.processes:
-        section.line(style.dim("Processes"))
-        add_process_table(section, gpu.processes, indent=2)
+        render_mig(gpu.mig, section)
+    if show_processes:
+        add_process_table(section, gpu)
     return section
 
 

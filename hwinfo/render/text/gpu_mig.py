@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hwinfo.model.gpu import Mig
-from hwinfo.render.text.gpu_processes import add_process_table
 from hwinfo.render.text.layout import Section
 from hwinfo.render.units import NA, or_na, size
 
@@ -15,7 +14,7 @@ def _mode(mig: Mig) -> str:
     return state
 
 
-def render_mig(mig: Mig, section: Section, show_processes: bool) -> None:
+def render_mig(mig: Mig, section: Section) -> None:
     style = section.style
     mode = _mode(mig)
     section.field("MIG", style.warn(mode) if mig.change_pending else mode)
@@ -41,11 +40,6 @@ def render_mig(mig: Mig, section: Section, show_processes: bool) -> None:
             (True, False, True, True, True, True, True),
             indent=2,
         )
-        if show_processes:
-            for dev in mig.devices:
-                if dev.processes:
-                    section.line(style.dim(f"MIG {dev.index} ({dev.profile or NA}) processes"), 2)
-                    add_process_table(section, dev.processes, indent=3)
     if mig.capacity is None:
         section.line(style.dim("free capacity: not available (needs privileges)"), 2)
     else:

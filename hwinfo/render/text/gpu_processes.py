@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hwinfo.model.gpu import GpuProcess, UserUsage
+from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.units import NA, or_na, size
 
@@ -14,11 +14,13 @@ def process_owner(proc: GpuProcess) -> tuple[str, str]:
     return proc.user or "?", proc.command or proc.name or "?"
 
 
-def process_rows(procs: list[GpuProcess]) -> list[list[str]]:
+def process_rows(procs: list[tuple[str, GpuProcess]]) -> list[list[str]]:
+    """Rows for (where, process) pairs: `where` is the MIG device index, or "" outside MIG."""
     rows = []
-    for proc in procs:
+    for where, proc in procs:
         user, command = process_owner(proc)
         rows.append([
+            where,
             str(proc.pid),
             user,
             or_na(proc.used_memory_bytes, size).replace(NA, "n/a"),
@@ -28,17 +30,26 @@ def process_rows(procs: list[GpuProcess]) -> list[list[str]]:
     return rows
 
 
-PROCESS_HEADER = ("PID", "User", "Memory", "T", "Command")
-PROCESS_ALIGN = (True, False, True, False, False)
-
-
-def add_process_table(section: Section, procs: list[GpuProcess], indent: int) -> None:
-    section.table(PROCESS_HEADER, process_rows(procs), PROCESS_ALIGN, indent=indent)
+def add_process_table(section: Section, gpu: Gpu) -> None:
+    """One table for the whole GPU; on a MIG GPU its first column names the MIG device."""
+    procs = [("", p) for p in gpu.processes]
+    if gpu.mig is not None:
+        procs += [(str(dev.index), p) for dev in gpu.mig.devices for p in dev.processes]
+    if not procs:
+        return
+    header = ("MIG", "PID", "User", "Memory", "T", "Command")
+    align = (True, True, False, True, False, False)
+    rows = process_rows(procs)
+    if not any(where for where, _ in procs):
+        header, align, rows = header[1:], align[1:], [row[1:] for row in rows]
+    section.line(section.style.dim("Processes"))
+    section.table(header, rows, align, indent=2)
 
 
 def render_users(users: list[UserUsage], section: Section) -> None:
     rows = [
-        [u.user or "(unknown)", str(u.gpu_index), size(u.used_memory_bytes), str(u.processes)]
+        [u.user or "(unknown)", str(u.gpu_index), or_na(u.used_memory_bytes, size).replace(NA, "n/a"),
+         str(u.processes)]
         for u in users
     ]
     section.table(("User", "GPU", "Memory", "Procs"), rows, (False, True, True, True))

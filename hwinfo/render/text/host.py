@@ -22,8 +22,7 @@ def render_host(snapshot: Snapshot, style: Style) -> str:
     taken = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(snapshot.timestamp_seconds))
     lines = [
         style.heading(f"{host.hostname}") + f"  {host.os_name or NA} · kernel {host.kernel_release or NA}",
-        f"  up {or_na(host.uptime_seconds, duration)}"
-        + (f" · {platform}" if platform else "")
-        + f" · taken {taken} · hwinfo {snapshot.hwinfo_version}",
+        f"  up {or_na(host.uptime_seconds, duration)}" + (f" · {platform}" if platform else ""),
+        style.dim(f"  taken {taken} · hwinfo {snapshot.hwinfo_version}"),
     ]
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from hwinfo.render.text.style import Style
 
 WIDTH = 80
+_SEP = " · "
 LABEL_WIDTH = 14
 INDENT = "  "
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -29,26 +30,38 @@ class Section:
         self.style = style
         self.lines: list[str] = [style.heading(title)]
 
+    def _label_width(self, label: str, indent: int) -> int:
+        return max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1)
+
     def field(self, label: str, value: str, indent: int = 1) -> None:
-        """One aligned "label  value" line; the value is dimmed when not available."""
-        prefix = INDENT * indent
-        width = max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1)
-        self.lines.append(f"{prefix}{pad(label, width)} {self.style.value(value)}".rstrip())
+        """One aligned "label  value" line; a long " · "-separated value wraps at separators."""
+        prefix = len(INDENT) * indent + self._label_width(label, indent) + 1
+        if prefix + visible_len(value) > WIDTH and _SEP in value:
+            self.wrapped(label, value.split(_SEP), sep=_SEP, indent=indent)
+            return
+        self._field_line(label, value, indent)
+
+    def _field_line(self, label: str, value: str, indent: int) -> None:
+        self.lines.append(
+            f"{INDENT * indent}{pad(label, self._label_width(label, indent))}"
+            f" {self.style.value(value)}".rstrip()
+        )
 
     def wrapped(self, label: str, items: list[str], sep: str = " ", indent: int = 1) -> None:
         """A field whose items continue on aligned lines instead of running past 80 columns."""
-        prefix = len(INDENT) * indent + max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1) + 1
+        prefix = len(INDENT) * indent + self._label_width(label, indent) + 1
         lines: list[str] = []
         current = ""
         for item in items:
             candidate = f"{current}{sep}{item}" if current else item
-            if current and prefix + visible_len(candidate) > WIDTH:
+            # Room for the separator that ends a continued line.
+            if current and prefix + visible_len(candidate) + len(sep.rstrip()) > WIDTH:
                 lines.append(current + sep.rstrip())
                 current = item
             else:
                 current = candidate
         lines.append(current)
-        self.field(label, lines[0], indent)
+        self._field_line(label, lines[0], indent)
         for rest in lines[1:]:
             self.lines.append(" " * prefix + rest)
 

@@ -1,0 +1,41 @@
+"""The `hwinfo` command line: a group whose subcommands are imported only when run.
+
+`hwinfo report` has a 250 ms budget as a fresh process, so `hwinfo report` must not pay
+for importing the simulator, the exporter or the health rules it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+import hwinfo
+
+# command name -> (module, attribute, one-line help shown by `hwinfo --help`)
+COMMANDS = {
+    "report": ("hwinfo.cli.report", "report", "What is in this machine and what it does now."),
+    "sim": ("hwinfo.cli.sim", "sim", "The simulated NVML: GPU machines described by scenario files."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Listing the one-line help from the table keeps `hwinfo --help` from importing all.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][2]) for name in self.list_commands(ctx)])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(hwinfo.__version__, prog_name="hwinfo")
+def main() -> None:
+    """Hardware inventory and telemetry for NVIDIA GPU servers."""

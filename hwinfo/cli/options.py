@@ -1,0 +1,28 @@
+"""Options that several commands share, spelled the same everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def simulate_option(fn: F) -> F:
+    return click.option(
+        "--simulate",
+        metavar="NAME|FILE",
+        help="Read GPUs from the simulated NVML with this scenario (`hwinfo sim list`).",
+    )(fn)
+
+
+def root_option(fn: F) -> F:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=str),
+        default="/",
+        show_default=True,
+        help="Read procfs/sysfs below this directory (a fixture tree or a chroot).",
+    )(fn)

@@ -1,0 +1,73 @@
+"""`hwinfo sim`: list the built-in machines, import nvidia-smi dumps, run other tools on them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def sim() -> None:
+    """The simulated NVML: GPU machines described by scenario files."""
+
+
+@sim.command("list")
+def list_() -> None:
+    """The built-in scenarios, for --simulate NAME."""
+    from hwinfo.sim import list_scenarios
+
+    scenarios = list_scenarios()
+    width = max(len(name) for name, _ in scenarios)
+    for name, description in scenarios:
+        click.echo(f"{name:<{width}}  {description}")
+
+
+@sim.command("import")
+@click.argument("dump", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the scenario here instead of to standard output.",
+)
+def import_(dump: Path, output: Path | None) -> None:
+    """Turn an `nvidia-smi -q -x` dump into a scenario file."""
+    from hwinfo.sim import ScenarioError, load_scenario
+    from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+
+    try:
+        scenario = import_nvidia_smi_xml(dump.read_text(errors="replace"), dump.name)
+    except DumpError as exc:
+        raise click.ClickException(str(exc)) from None
+    text = json.dumps(scenario, indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.write_text(text)
+    try:
+        load_scenario(output)  # the importer's output must load; say so now, not at use
+    except ScenarioError as exc:
+        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
+    click.echo(f"wrote {output}", err=True)
+
+
+@sim.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("scenario")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run_(scenario: str, command: tuple[str, ...]) -> None:
+    """Run COMMAND (any pynvml client) with the simulator in place of the driver.
+
+    Example: hwinfo sim run dgx-a100-mig -- gpustat --json
+    """
+    from hwinfo.sim import ScenarioError, load_scenario
+    from hwinfo.sim.run import RunError, run
+
+    try:
+        load_scenario(scenario)  # fail here with one line, not in the child's start-up
+    except ScenarioError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        sys.exit(run(scenario, command))
+    except RunError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -1,0 +1,121 @@
+"""The `hwinfo` command as a user runs it: a fresh process, real output, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hwinfo
+
+HWINFO = [sys.executable, "-m", "hwinfo"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HWINFO, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def run_in_pty(*args: str, extra_env: dict[str, str] | None = None) -> str:
+    """Output of the command on a real terminal (where colour is allowed)."""
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | (extra_env or {})
+    main, child = pty.openpty()
+    proc = subprocess.Popen([*HWINFO, *args], stdout=child, stderr=child, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(main)
+    return b"".join(chunks).decode()
+
+
+def test_version() -> None:
+    assert run("--version").stdout.strip() == f"hwinfo, version {hwinfo.__version__}"
+
+
+def test_json_report_of_this_machine() -> None:
+    result = run("report", "--format", "json", "--no-gpu")
+    doc = json.loads(result.stdout)
+    assert doc["schema_version"] == 1
+    assert doc["cpu"]["logical_cpus"] == os.cpu_count()
+    assert doc["gpu"] is None and doc["errors"] == []
+
+
+def test_text_report_has_every_section_on_the_simulator() -> None:
+    text = run("report", "--simulate", "dgx-a100-mig").stdout
+    for heading in ("CPU", "Memory", "GPUs (8)", "GPU 7  NVIDIA A100-SXM4-80GB", "GPU users"):
+        assert f"\n{heading}\n" in text
+    assert "\x1b[" not in text  # a pipe never gets colour
+
+
+def test_no_processes_leaves_out_processes_and_users() -> None:
+    text = run("report", "--simulate", "dgx-a100-mig", "--no-processes").stdout
+    assert "Processes" not in text and "GPU users" not in text
+
+
+def test_full_command_only_on_request() -> None:
+    plain = json.loads(run("report", "--format", "json", "--simulate", "cloud-t4").stdout)
+    full = json.loads(run("report", "--format", "json", "--simulate", "cloud-t4", "--full-command").stdout)
+    assert plain["gpu"]["gpus"][0]["processes"][0]["command"] is None
+    assert " " in full["gpu"]["gpus"][0]["processes"][0]["command"]
+
+
+def test_colour_on_a_terminal_unless_told_not_to() -> None:
+    assert "\x1b[1m" in run_in_pty("report", "--no-gpu")
+    assert "\x1b[" not in run_in_pty("report", "--no-gpu", "--no-color")
+    assert "\x1b[" not in run_in_pty("report", "--no-gpu", extra_env={"NO_COLOR": "1"})
+
+
+def test_fixture_root_report() -> None:
+    # tests/fixtures/machines.py writes the tree; the CLI reads it like a chroot.
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fixtures.machines import shared_tree
+
+    text = run("report", "--no-gpu", "--root", str(shared_tree("x86-2s-smt"))).stdout
+    assert "2 sockets" in text and "AMX-TILE" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "says"),
+    [
+        (("report", "--format", "xml"), 2, "'xml' is not one of 'text', 'json'"),
+        (("report", "--bogus"), 2, "No such option '--bogus'"),
+        (("report", "--watch", "0"), 2, "--watch"),
+        (("report", "--root", "/no/such/root"), 1, "procfs root '/no/such/root' is not a readable directory"),
+        (("report", "--simulate", "no-such-scenario"), 1, "no-such-scenario"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args: tuple[str, ...], exit_code: int, says: str) -> None:
+    result = run(*args)
+    assert result.returncode == exit_code
+    assert says in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("Error:")
+
+
+def test_broken_scenario_file_names_the_field(tmp_path: Path) -> None:
+    broken = tmp_path / "lab.json"
+    broken.write_text('{"format": 1, "gpus": [{"board": "T4", "temperature_c": "hot"}]}')
+    result = run("report", "--simulate", str(broken))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "gpus[0].temperature_c" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_scenario_that_is_not_json(tmp_path: Path) -> None:
+    broken = tmp_path / "lab.json"
+    broken.write_text('{"format": 1,\n "gpus": [}')
+    result = run("report", "--simulate", str(broken))
+    assert result.returncode == 1 and "line 2" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
