@@ -1,0 +1,1 @@
+"""`hwinfo serve`, the Prometheus exporter: metrics rendered in the background, served over HTTP."""

@@ -1,0 +1,377 @@
+"""The web configuration file in Prometheus exporter-toolkit's format (web-config.yml).
+
+It gives TLS settings, extra response headers and basic-auth users. A file node_exporter
+accepts is accepted here too, except for the few fields Python's ssl module cannot honour
+(each refused with a reason) and the ones that change nothing here (accepted, with a note).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import ssl
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+TLS_VERSIONS: Mapping[str, ssl.TLSVersion] = {
+    "TLS10": ssl.TLSVersion.TLSv1,
+    "TLS11": ssl.TLSVersion.TLSv1_1,
+    "TLS12": ssl.TLSVersion.TLSv1_2,
+    "TLS13": ssl.TLSVersion.TLSv1_3,
+}
+
+# How each client_auth_type maps onto OpenSSL. Python's ssl module cannot ask for a client
+# certificate without verifying it, so the two "do not verify" policies of Go differ (see notes).
+CLIENT_AUTH_TYPES: Mapping[str, ssl.VerifyMode] = {
+    "NoClientCert": ssl.CERT_NONE,
+    "RequestClientCert": ssl.CERT_NONE,
+    "RequireAnyClientCert": ssl.CERT_REQUIRED,
+    "RequireClientCert": ssl.CERT_REQUIRED,  # exporter-toolkit's older name of the one above
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
+
+# The response headers exporter-toolkit lets an operator set, with the values it allows
+# (None: any value). Keeping its list means a file valid there is valid here and vice versa.
+ALLOWED_HEADERS: Mapping[str, tuple[str, ...] | None] = {
+    "Strict-Transport-Security": None,
+    "X-Content-Type-Options": ("nosniff",),
+    "X-Frame-Options": ("deny", "sameorigin"),
+    "X-XSS-Protection": None,
+    "Content-Security-Policy": None,
+}
+
+_TOP_FIELDS = ("tls_server_config", "http_server_config", "basic_auth_users")
+_TLS_FIELDS = (
+    "cert_file",
+    "key_file",
+    "client_auth_type",
+    "client_ca_file",
+    "min_version",
+    "max_version",
+    "cipher_suites",
+    "curve_preferences",
+    "prefer_server_cipher_suites",
+)
+_HTTP_FIELDS = ("headers", "http2")
+
+# Fields of newer exporter-toolkit releases that hwinfo refuses rather than silently ignores,
+# because ignoring them would serve with less protection than the operator asked for.
+_REFUSED = {
+    "rate_limit": "not supported: hwinfo bounds concurrent scrapes instead",
+    "tls_server_config.cert": "inline PEM is not supported: put it in a file named by cert_file",
+    "tls_server_config.key": "inline PEM is not supported: put it in a file named by key_file",
+    "tls_server_config.client_ca": (
+        "inline PEM is not supported: put it in a file named by client_ca_file"
+    ),
+    "tls_server_config.client_allowed_sans": (
+        "not supported: give the allowed clients certificates from their own client_ca_file"
+    ),
+}
+
+_IGNORED = {
+    "tls_server_config.cipher_suites": "ignored: OpenSSL's default cipher suites are used",
+    "tls_server_config.curve_preferences": "ignored: OpenSSL's default key-exchange groups are used",
+    "tls_server_config.prefer_server_cipher_suites": "ignored: OpenSSL's server preference applies",
+    "http_server_config.http2": "ignored: hwinfo serves HTTP/1.1 only",
+}
+
+# Modular crypt format of bcrypt: variant, two-digit cost 04..31, 22 salt + 31 hash characters.
+_BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_SSL_SOURCE = re.compile(r"\s*\(_ssl\.c:\d+\)$")
+
+
+class WebConfigError(Exception):
+    """The web configuration cannot be used; str() is one line naming the file and the field."""
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """tls_server_config, with file paths already resolved against the config's directory."""
+
+    cert_file: str
+    key_file: str
+    client_auth_type: str = "NoClientCert"
+    client_ca_file: str | None = None
+    min_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
+    max_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """One validated read of a web configuration file."""
+
+    path: str
+    tls: TlsSettings | None = None
+    # Built (and so checked) when the file is loaded; None when TLS is off.
+    ssl_context: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    users: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    # One line per setting accepted but not applied as written, for the log.
+    notes: tuple[str, ...] = ()
+
+    def watched_files(self) -> tuple[str, ...]:
+        """The files whose change on disk calls for loading this configuration again."""
+        files = [self.path]
+        if self.tls is not None:
+            files += [self.tls.cert_file, self.tls.key_file]
+            if self.tls.client_ca_file:
+                files.append(self.tls.client_ca_file)
+        return tuple(files)
+
+
+def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
+    """Read, validate and load (TLS files included) a web configuration file."""
+    return _Reader(os.fspath(path)).read()
+
+
+class _Reader:
+    """Reads one file; every error it raises names the file and the dotted field."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.notes: list[str] = []
+
+    def error(self, where: str, message: str) -> WebConfigError:
+        return WebConfigError(
+            f"{self.path}: {where}: {message}" if where else f"{self.path}: {message}"
+        )
+
+    def note(self, where: str, message: str) -> None:
+        self.notes.append(f"{self.path}: {where}: {message}")
+
+    def read(self) -> WebConfig:
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise self.error("", _os_reason(exc)) from None
+        except UnicodeDecodeError:
+            raise self.error("", "not UTF-8 text") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise self.error("", _yaml_reason(exc)) from None
+        top = self.mapping("", data, _TOP_FIELDS)
+        tls = self.tls(self.mapping("tls_server_config", top.get("tls_server_config"), _TLS_FIELDS))
+        http = self.mapping("http_server_config", top.get("http_server_config"), _HTTP_FIELDS)
+        self.boolean("http_server_config.http2", http.get("http2"))
+        return WebConfig(
+            path=self.path,
+            tls=tls,
+            ssl_context=None if tls is None else self.ssl_context(tls),
+            headers=self.headers(http.get("headers")),
+            users=self.users(top.get("basic_auth_users")),
+            notes=tuple(self.notes),
+        )
+
+    def entries(self, where: str, value: object) -> dict[Any, Any]:
+        """A mapping of the file; an absent or empty one is empty."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(where, f"expected a mapping, got {_kind(value)}")
+        return value
+
+    def mapping(self, where: str, value: object, known: Collection[str]) -> dict[str, Any]:
+        """A section with fixed field names."""
+        section = self.entries(where, value)
+        for key in section:
+            inner = f"{where}.{key}" if where else str(key)
+            if inner in _REFUSED:
+                raise self.error(inner, _REFUSED[inner])
+            if key not in known:
+                raise self.error(inner, f"unknown field (known: {', '.join(known)})")
+            if inner in _IGNORED:
+                self.note(inner, _IGNORED[inner])
+        return section
+
+    def string(self, where: str, value: object) -> str:
+        """A string field; absent, null and "" all mean unset, as in exporter-toolkit."""
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise self.error(where, f"expected a string, got {_kind(value)}")
+        return value
+
+    def boolean(self, where: str, value: object) -> None:
+        if value is not None and not isinstance(value, bool):
+            raise self.error(where, f"expected true or false, got {_kind(value)}")
+
+    def string_list(self, where: str, value: object) -> None:
+        if value is None:
+            return
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.error(where, "expected a list of strings")
+
+    def file(self, where: str, value: object) -> str:
+        """A file path, relative ones taken from the config file's directory."""
+        name = self.string(where, value)
+        return os.path.join(os.path.dirname(self.path), name) if name else ""
+
+    def tls(self, section: dict[str, Any]) -> TlsSettings | None:
+        where = "tls_server_config"
+        cert = self.file(f"{where}.cert_file", section.get("cert_file"))
+        key = self.file(f"{where}.key_file", section.get("key_file"))
+        ca = self.file(f"{where}.client_ca_file", section.get("client_ca_file"))
+        auth = self.string(f"{where}.client_auth_type", section.get("client_auth_type"))
+        self.string_list(f"{where}.cipher_suites", section.get("cipher_suites"))
+        self.string_list(f"{where}.curve_preferences", section.get("curve_preferences"))
+        self.boolean(
+            f"{where}.prefer_server_cipher_suites", section.get("prefer_server_cipher_suites")
+        )
+        low = self.version(
+            f"{where}.min_version", section.get("min_version"), ssl.TLSVersion.TLSv1_2
+        )
+        high = self.version(
+            f"{where}.max_version", section.get("max_version"), ssl.TLSVersion.TLSv1_3
+        )
+        # Like exporter-toolkit: TLS is on as soon as one of these is set, and then complete.
+        if not (cert or key or ca or auth):
+            return None
+        if not cert:
+            raise self.error(f"{where}.cert_file", "missing (TLS needs cert_file and key_file)")
+        if not key:
+            raise self.error(f"{where}.key_file", "missing (TLS needs cert_file and key_file)")
+        if low > high:
+            raise self.error(f"{where}.min_version", "is above max_version")
+        auth = auth or "NoClientCert"
+        self.client_auth(f"{where}.client_auth_type", auth, ca)
+        return TlsSettings(cert, key, auth, ca or None, low, high)
+
+    def version(self, where: str, value: object, default: ssl.TLSVersion) -> ssl.TLSVersion:
+        name = self.string(where, value)
+        if not name:
+            return default
+        if name not in TLS_VERSIONS:
+            raise self.error(where, f"{name!r} is not one of {', '.join(TLS_VERSIONS)}")
+        if TLS_VERSIONS[name] < ssl.TLSVersion.TLSv1_2:
+            self.note(where, f"{name}: OpenSSL's security level may still refuse it")
+        return TLS_VERSIONS[name]
+
+    def client_auth(self, where: str, auth: str, ca: str) -> None:
+        if auth not in CLIENT_AUTH_TYPES:
+            raise self.error(where, f"{auth!r} is not one of {', '.join(CLIENT_AUTH_TYPES)}")
+        if auth == "NoClientCert" and ca:
+            raise self.error(where, "client_ca_file is set but no client certificate is asked for")
+        if CLIENT_AUTH_TYPES[auth] != ssl.CERT_NONE and not ca:
+            raise self.error(
+                where, f"{auth} needs client_ca_file (the CA of the client certificates)"
+            )
+        if auth == "RequestClientCert":
+            self.note(
+                where, "RequestClientCert: no client certificate is asked for; no client is refused"
+            )
+        elif auth in ("RequireAnyClientCert", "RequireClientCert"):
+            self.note(where, f"{auth}: the client certificate must also chain to client_ca_file")
+
+    def ssl_context(self, tls: TlsSettings) -> ssl.SSLContext:
+        where = "tls_server_config"
+        cert_pem = self.read_file(f"{where}.cert_file", tls.cert_file)
+        self.read_file(f"{where}.key_file", tls.key_file)
+        try:
+            # Loading the certificate alone first tells a bad certificate from a bad key.
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=cert_pem)
+        except (ssl.SSLError, ValueError):
+            raise self.error(
+                f"{where}.cert_file", f"{tls.cert_file}: no PEM certificate loads"
+            ) from None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = tls.min_version
+        context.maximum_version = tls.max_version
+        context.options |= ssl.OP_NO_RENEGOTIATION
+        context.set_alpn_protocols(["http/1.1"])
+        try:
+            context.load_cert_chain(tls.cert_file, tls.key_file, password=_refuse_password)
+        except (ssl.SSLError, _EncryptedKey) as exc:
+            raise self.error(
+                f"{where}.key_file",
+                f"{tls.key_file}: not a PEM private key of cert_file ({_ssl_reason(exc)})",
+            ) from None
+        context.verify_mode = CLIENT_AUTH_TYPES[tls.client_auth_type]
+        if tls.client_ca_file and context.verify_mode != ssl.CERT_NONE:
+            self.read_file(f"{where}.client_ca_file", tls.client_ca_file)
+            try:
+                context.load_verify_locations(cafile=tls.client_ca_file)
+            except ssl.SSLError as exc:
+                raise self.error(
+                    f"{where}.client_ca_file",
+                    f"{tls.client_ca_file}: no CA certificate loads ({_ssl_reason(exc)})",
+                ) from None
+        return context
+
+    def read_file(self, where: str, name: str) -> str:
+        """The file's text; read here so that a missing or unreadable file gets its own message."""
+        try:
+            with open(name, encoding="ascii", errors="replace") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise self.error(where, f"{name}: {_os_reason(exc)}") from None
+
+    def headers(self, value: object) -> dict[str, str]:
+        where = "http_server_config.headers"
+        allowed = {name.lower(): name for name in ALLOWED_HEADERS}
+        headers: dict[str, str] = {}
+        for name, header_value in self.entries(where, value).items():
+            inner = f"{where}.{name}"
+            canonical = allowed.get(str(name).lower())
+            if canonical is None:
+                raise self.error(inner, f"cannot be set (allowed: {', '.join(ALLOWED_HEADERS)})")
+            text = self.string(inner, header_value)
+            if not _HEADER_VALUE.fullmatch(text):
+                raise self.error(inner, "only printable ASCII is allowed in a header value")
+            choices = ALLOWED_HEADERS[canonical]
+            if choices is not None and text.lower() not in choices:
+                raise self.error(inner, f"{text!r} is not one of {', '.join(choices)}")
+            headers[canonical] = text
+        return headers
+
+    def users(self, value: object) -> dict[str, bytes]:
+        where = "basic_auth_users"
+        users: dict[str, bytes] = {}
+        for user, hashed in self.entries(where, value).items():
+            inner = f"{where}.{user}"
+            if not isinstance(user, str) or not user:
+                raise self.error(inner, "a user name must be a non-empty string")
+            if ":" in user:
+                raise self.error(inner, "a user name cannot contain ':' (basic auth splits on it)")
+            text = self.string(inner, hashed)
+            if not _BCRYPT_HASH.fullmatch(text):
+                raise self.error(
+                    inner, "not a bcrypt hash ($2y$, $2a$ or $2b$; make one with htpasswd -nBC 10)"
+                )
+            users[user] = text.encode("ascii")
+        return users
+
+
+class _EncryptedKey(Exception):
+    def __str__(self) -> str:
+        return "the key is encrypted; a server key must be stored without a passphrase"
+
+
+def _refuse_password() -> bytes:
+    # Without a password callback OpenSSL would prompt on the terminal and block the daemon.
+    raise _EncryptedKey
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _ssl_reason(exc: Exception) -> str:
+    return _SSL_SOURCE.sub("", str(exc))
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return " ".join(f"{where}{problem}".split())

@@ -1,0 +1,233 @@
+import shutil
+import ssl
+import subprocess
+from pathlib import Path
+
+import bcrypt
+import pytest
+from conftest import require_tool
+
+from hwinfo.exporter.webconfig import WebConfigError, load_web_config
+
+from .conftest import Pki
+
+HASH_2B = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+
+
+def write(where: Path, text: str) -> Path:
+    path = where / "web-config.yml"
+    path.write_text(text)
+    return path
+
+
+def tls_dir(tmp_path: Path, pki: Pki) -> Path:
+    """A config directory holding copies of the PKI files, to be named by relative paths."""
+    for name in ("server-one.crt", "server-one.key", "server-two.key", "hwinfo-test-ca.crt"):
+        shutil.copy(pki.dir / name, tmp_path / name)
+    return tmp_path
+
+
+def test_an_empty_file_means_plain_http_without_auth(tmp_path: Path) -> None:
+    config = load_web_config(write(tmp_path, ""))
+    assert config.tls is None and config.ssl_context is None
+    assert config.users == {} and config.headers == {} and config.notes == ()
+
+
+def test_a_full_config_resolves_paths_against_its_directory(tmp_path: Path, pki: Pki) -> None:
+    where = tls_dir(tmp_path, pki)
+    path = write(
+        where,
+        f"""
+tls_server_config:
+  cert_file: server-one.crt
+  key_file: {where}/server-one.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: hwinfo-test-ca.crt
+  min_version: TLS13
+  cipher_suites: [TLS_AES_128_GCM_SHA256]
+  curve_preferences: [X25519]
+  prefer_server_cipher_suites: true
+http_server_config:
+  http2: true
+  headers:
+    x-frame-options: deny
+    Strict-Transport-Security: max-age=31536000
+basic_auth_users:
+  alice: {HASH_2B}
+""",
+    )
+    config = load_web_config(path)
+    assert config.tls is not None and config.ssl_context is not None
+    assert config.tls.cert_file == str(where / "server-one.crt")
+    assert config.tls.client_ca_file == str(where / "hwinfo-test-ca.crt")
+    assert config.ssl_context.verify_mode == ssl.CERT_REQUIRED
+    assert config.ssl_context.minimum_version == ssl.TLSVersion.TLSv1_3
+    assert config.ssl_context.maximum_version == ssl.TLSVersion.TLSv1_3
+    assert config.headers == {
+        "X-Frame-Options": "deny",
+        "Strict-Transport-Security": "max-age=31536000",
+    }
+    assert config.users == {"alice": HASH_2B.encode()}
+    assert config.watched_files() == (
+        str(path),
+        str(where / "server-one.crt"),
+        str(where / "server-one.key"),
+        str(where / "hwinfo-test-ca.crt"),
+    )
+    ignored = ("cipher_suites", "curve_preferences", "prefer_server_cipher_suites", "http2")
+    assert len(config.notes) == len(ignored)
+    for note, name in zip(config.notes, ignored):
+        assert note.startswith(f"{path}: ") and f".{name}: ignored" in note
+
+
+@pytest.mark.parametrize(
+    ("auth", "mode"),
+    [
+        ("NoClientCert", ssl.CERT_NONE),
+        ("RequestClientCert", ssl.CERT_NONE),
+        ("RequireAnyClientCert", ssl.CERT_REQUIRED),
+        ("VerifyClientCertIfGiven", ssl.CERT_OPTIONAL),
+        ("RequireAndVerifyClientCert", ssl.CERT_REQUIRED),
+    ],
+)
+def test_client_auth_types(tmp_path: Path, pki: Pki, auth: str, mode: ssl.VerifyMode) -> None:
+    ca = "" if auth == "NoClientCert" else "client_ca_file: hwinfo-test-ca.crt"
+    path = write(
+        tls_dir(tmp_path, pki),
+        f"tls_server_config:\n  cert_file: server-one.crt\n  key_file: server-one.key\n"
+        f"  client_auth_type: {auth}\n  {ca}\n",
+    )
+    config = load_web_config(path)
+    assert config.ssl_context is not None and config.ssl_context.verify_mode == mode
+    # Where Python's ssl module cannot do what Go does, a note says what happens instead.
+    assert bool(config.notes) == (auth in ("RequestClientCert", "RequireAnyClientCert"))
+
+
+@pytest.mark.parametrize("prefix", ["2a", "2b"])
+def test_bcrypt_variants_are_accepted(tmp_path: Path, prefix: str) -> None:
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(4, prefix=prefix.encode())).decode()
+    config = load_web_config(write(tmp_path, f"basic_auth_users:\n  bob: '{hashed}'\n"))
+    assert config.users["bob"] == hashed.encode()
+
+
+def test_htpasswd_2y_hash_is_accepted(tmp_path: Path) -> None:
+    htpasswd = require_tool("htpasswd")
+    line = subprocess.run(
+        [htpasswd, "-nbBC", "10", "alice", "secret"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    user, hashed = line.split(":", 1)
+    assert hashed.startswith("$2y$10$")
+    config = load_web_config(write(tmp_path, f"basic_auth_users:\n  {user}: '{hashed}'\n"))
+    assert config.users == {"alice": hashed.encode()}
+
+
+TLS = "tls_server_config:\n  cert_file: server-one.crt\n  key_file: server-one.key\n"
+
+# (file text, the field named in the message, a part of the message)
+ERRORS = [
+    ("a: [1", "", "line 1"),
+    ("- 1\n", "", "expected a mapping, got list"),
+    ("listen: 1\n", "listen", "unknown field (known: tls_server_config"),
+    ("rate_limit: {burst: 1}\n", "rate_limit", "not supported"),
+    ("tls_server_config: 1\n", "tls_server_config", "expected a mapping, got int"),
+    (TLS + "  foo: 1\n", "tls_server_config.foo", "unknown field"),
+    (TLS + "  cert: x\n", "tls_server_config.cert", "inline PEM is not supported"),
+    (TLS + "  client_allowed_sans: [a]\n", "tls_server_config.client_allowed_sans", "not sup"),
+    ("tls_server_config: {cert_file: server-one.crt}\n", "tls_server_config.key_file", "missing"),
+    ("tls_server_config: {key_file: server-one.key}\n", "tls_server_config.cert_file", "missing"),
+    (TLS + "  min_version: TLS14\n", "tls_server_config.min_version", "'TLS14' is not one of"),
+    (TLS + "  max_version: 1.2\n", "tls_server_config.max_version", "expected a string"),
+    (
+        TLS + "  min_version: TLS13\n  max_version: TLS12\n",
+        "tls_server_config.min_version",
+        "is above max_version",
+    ),
+    (TLS + "  client_auth_type: Maybe\n", "tls_server_config.client_auth_type", "not one of"),
+    (
+        TLS + "  client_ca_file: hwinfo-test-ca.crt\n",
+        "tls_server_config.client_auth_type",
+        "client_ca_file is set but no client certificate is asked for",
+    ),
+    (
+        TLS + "  client_auth_type: RequireAndVerifyClientCert\n",
+        "tls_server_config.client_auth_type",
+        "needs client_ca_file",
+    ),
+    (
+        TLS + "  client_auth_type: RequireAnyClientCert\n  client_ca_file: server-one.key\n",
+        "tls_server_config.client_ca_file",
+        "server-one.key: no CA certificate loads",
+    ),
+    (
+        "tls_server_config: {cert_file: server-one.key, key_file: server-one.key}\n",
+        "tls_server_config.cert_file",
+        "server-one.key: no PEM certificate loads",
+    ),
+    (
+        "tls_server_config: {cert_file: server-one.crt, key_file: server-two.key}\n",
+        "tls_server_config.key_file",
+        "server-two.key: not a PEM private key of cert_file ([X509: KEY_VALUES_MISMATCH]",
+    ),
+    (TLS + "  cipher_suites: TLS_AES_128_GCM_SHA256\n", "tls_server_config.cipher_suites", "list"),
+    ("http_server_config: {http2: yes please}\n", "http_server_config.http2", "true or false"),
+    (
+        "http_server_config: {headers: {X-Powered-By: me}}\n",
+        "http_server_config.headers.X-Powered-By",
+        "cannot be set (allowed: Strict-Transport-Security",
+    ),
+    (
+        "http_server_config: {headers: {X-Frame-Options: allow}}\n",
+        "http_server_config.headers.X-Frame-Options",
+        "'allow' is not one of deny, sameorigin",
+    ),
+    (
+        'http_server_config: {headers: {Content-Security-Policy: "a\\r\\nSet-Cookie: x"}}\n',
+        "http_server_config.headers.Content-Security-Policy",
+        "only printable ASCII",
+    ),
+    ("basic_auth_users: [alice]\n", "basic_auth_users", "expected a mapping"),
+    ("basic_auth_users: {alice: secret}\n", "basic_auth_users.alice", "not a bcrypt hash"),
+    ("basic_auth_users: {alice: '$1$abc$def'}\n", "basic_auth_users.alice", "not a bcrypt hash"),
+    ("basic_auth_users: {alice: 12}\n", "basic_auth_users.alice", "expected a string, got int"),
+    (f"basic_auth_users: {{'a:b': '{HASH_2B}'}}\n", "basic_auth_users.a:b", "cannot contain ':'"),
+]
+
+
+@pytest.mark.parametrize(("text", "field", "message"), ERRORS)
+def test_each_problem_is_one_line_naming_file_and_field(
+    tmp_path: Path, pki: Pki, text: str, field: str, message: str
+) -> None:
+    path = write(tls_dir(tmp_path, pki), text)
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(path)
+    error = str(caught.value)
+    assert "\n" not in error
+    assert error.startswith(f"{path}: {field}: " if field else f"{path}: ")
+    assert message in error
+
+
+def test_missing_certificate_message(tmp_path: Path) -> None:
+    path = write(tmp_path, "tls_server_config: {cert_file: /etc/x.crt, key_file: x.key}\n")
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(path)
+    assert str(caught.value) == (
+        f"{path}: tls_server_config.cert_file: /etc/x.crt: No such file or directory"
+    )
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(tmp_path / "nope.yml")
+    assert str(caught.value) == f"{tmp_path / 'nope.yml'}: No such file or directory"
+
+
+def test_an_encrypted_key_is_refused_without_prompting(tmp_path: Path, pki: Pki) -> None:
+    where = tls_dir(tmp_path, pki)
+    subprocess.run(
+        [require_tool("openssl"), "pkey", "-in", where / "server-one.key", "-aes256",
+         "-passout", "pass:x", "-out", where / "locked.key"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    text = "tls_server_config: {cert_file: server-one.crt, key_file: locked.key}\n"
+    with pytest.raises(WebConfigError, match="key_file: .*the key is encrypted"):
+        load_web_config(write(where, text))
