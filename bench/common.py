@@ -43,3 +43,4 @@ def row(name: str, result: tuple[float, float, float], target_ms: float) -> str:
     med, lo, hi = (v * 1000 for v in result)
     verdict = "ok" if med <= target_ms else "OVER"
     return f"{name:<48} median {med:7.1f} ms  (min {lo:6.1f}, max {hi:6.1f})  target {target_ms:g} ms  {verdict}"
+

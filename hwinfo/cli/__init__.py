@@ -16,6 +16,9 @@ import hwinfo
 COMMANDS = {
     "report": ("hwinfo.cli.report", "report", "What is in this machine and what it does now."),
     "sim": ("hwinfo.cli.sim", "sim", "The simulated NVML: GPU machines described by scenario files."),
+    "serve": ("hwinfo.cli.serve", "serve", "Serve this machine's state as Prometheus metrics."),
+    "export": ("hwinfo.cli.serve", "export",
+               "Write the metrics once, atomically, for node_exporter's textfile collector."),
 }
 
 

@@ -46,6 +46,12 @@ def _use_color(no_color: bool) -> bool:
     metavar="[SECONDS]",
     help="Refresh in place every SECONDS (default 2) until Ctrl-C, like `watch nvidia-smi`.",
 )
+@click.option(
+    "--from", "from_url", metavar="URL",
+    help="Render the snapshot of a remote `hwinfo serve` (http[s]://[user:pass@]host:port).",
+)
+@click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
+              help="CA certificate to trust for an https --from URL.")
 @simulate_option
 @root_option
 def report(
@@ -55,18 +61,23 @@ def report(
     full_command: bool,
     no_gpu: bool,
     watch: float | None,
+    from_url: str | None,
+    ca_file: str | None,
     simulate: str | None,
     root: str,
 ) -> None:
     """What is in this machine and what it does now."""
+    from hwinfo.collect.remote import RemoteCollector, RemoteError
     from hwinfo.collect.sources import SetupError, open_collector
 
     try:
-        collector = open_collector(
-            root, simulate, gpus=not no_gpu, with_processes=not no_processes,
-            with_commands=full_command,
+        collector = (
+            RemoteCollector(from_url, ca_file) if from_url else open_collector(
+                root, simulate, gpus=not no_gpu, with_processes=not no_processes,
+                with_commands=full_command,
+            )
         )
-    except SetupError as exc:
+    except (SetupError, RemoteError) as exc:
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
     from hwinfo.render.json import render_json
@@ -76,7 +87,10 @@ def report(
     style = Style(color=_use_color(no_color))
 
     def show() -> None:
-        snapshot = collector.collect()
+        try:
+            snapshot = collector.collect()
+        except RemoteError as exc:
+            raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.
             click.echo(render_json(snapshot, indent=None if watch else 2))
@@ -93,3 +107,4 @@ def report(
         pass
     finally:
         collector.close()
+

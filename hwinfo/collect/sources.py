@@ -9,27 +9,32 @@ from hwinfo.collect.sysfs import Root, RootError
 
 if TYPE_CHECKING:
     from hwinfo.collect.gpu.processes import OwnerLookup
+    from hwinfo.sim import Machine
 
 
 class SetupError(Exception):
     """The collectors cannot be set up as asked; str() is one line for a person."""
 
 
-def scenario_owners(simulate: str) -> OwnerLookup:
-    """Install the simulated NVML for a scenario; process owners then come from it."""
-    from hwinfo import sim
+def machine_owners(machine: Machine) -> OwnerLookup:
+    """Process owners as a simulated machine's scenario names them."""
     from hwinfo.collect.gpu.processes import ProcessOwner
-
-    try:
-        machine = sim.install(sim.load_scenario(simulate))
-    except sim.ScenarioError as exc:
-        raise SetupError(str(exc)) from None
 
     def owner_of(pid: int) -> ProcessOwner | None:
         found = machine.process_owner(pid)
         return None if found is None else ProcessOwner(*found)
 
     return owner_of
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    from hwinfo import sim
+
+    try:
+        return machine_owners(sim.install(sim.load_scenario(simulate)))
+    except sim.ScenarioError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def open_collector(

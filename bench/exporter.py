@@ -1,0 +1,172 @@
+"""`hwinfo serve` against its targets, on the 8-GPU A100 MIG scenario with per-process series.
+
+- scrape latency, one scraper and 20 concurrent ones with no pause between scrapes
+  (keep-alive and gzip, as Prometheus scrapes), driven by wrk;
+- the sampler's CPU cost per sample, as a share of one core at a 5 s interval;
+- the daemon's resident memory, and its growth over many sampler cycles of churn
+  (processes, users and MIG layouts coming and going), measured in-process.
+"""
+
+from __future__ import annotations
+
+import http.client
+import random
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+SCENARIO = "dgx-a100-mig"
+_LISTENING = re.compile(r"listening on \S+:(\d+)")
+_TICK = 100  # USER_HZ: /proc/PID/stat counts CPU time in 1/100 s
+
+
+def start_daemon(*args: str) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hwinfo", "serve", "--address", "127.0.0.1", "--port", "0",
+         "--simulate", SCENARIO, "--process-metrics", *args],
+        stderr=subprocess.PIPE, text=True,
+    )
+    for line in proc.stderr:  # type: ignore[union-attr]
+        if match := _LISTENING.search(line):
+            threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()  # type: ignore[union-attr]
+            return proc, int(match.group(1))
+    raise SystemExit("hwinfo serve did not start")
+
+
+def wait_ready(port: int) -> None:
+    for _ in range(200):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            conn.request("GET", "/-/ready")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.05)
+    raise SystemExit("hwinfo serve did not become ready")
+
+
+def wrk_latency(port: int, connections: int, seconds: int = 10) -> tuple[float, float, int]:
+    """(median ms, p99 ms, requests) from wrk: a C load generator, so the client is not what
+    we measure (Python client threads on this 2-core machine are slower than the server)."""
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise SystemExit("bench/exporter.py needs wrk: apt-get install -y wrk")
+    out = subprocess.run(
+        [wrk, f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency",
+         "-H", "Accept-Encoding: gzip", f"http://127.0.0.1:{port}/metrics"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise SystemExit(f"wrk saw failed scrapes:\n{out}")
+
+    def ms(label: str) -> float:
+        value, unit = re.search(rf"{label}%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
+        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return ms("50"), ms("99"), requests
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+
+
+def rss_mib(pid: int | str = "self") -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def report_latency(name: str, result: tuple[float, float, int]) -> None:
+    median, p99, requests = result
+    print(f"{name:<48} median {median:6.2f} ms  p99 {p99:6.2f} ms  ({requests} scrapes)"
+          "  targets 5 / 20 ms")
+
+
+def scrapes_and_cost() -> None:
+    proc, port = start_daemon("--interval", "1")
+    try:
+        wait_ready(port)
+        time.sleep(1)
+        report_latency("scrape, 1 scraper", wrk_latency(port, 1))
+        report_latency("scrape, 20 concurrent scrapers (no pause)", wrk_latency(port, 20))
+        # Sampler cost: CPU time over idle seconds (no scrapes) at a 1 s interval.
+        before, began = cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(20)
+        spent, wall = cpu_seconds(proc.pid) - before, time.monotonic() - began
+        per_sample = spent / wall  # one sample per second
+        print(f"{'sampler CPU per sample':<48} {per_sample * 1000:6.1f} ms -> "
+              f"{per_sample / 5 * 100:.2f}% of a core at a 5 s interval  (target 2%)")
+        print(f"{'daemon resident memory':<48} {rss_mib(proc.pid):6.1f} MiB  (target 60 MB)")
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def _churn_processes(rng: random.Random, gpu: dict, pid_base: int) -> list[dict]:
+    """New processes for a GPU: fresh PIDs, users and awkward names every cycle."""
+    users = ["alice", "bob", "carol", f"guest{rng.randrange(50)}", "zoë", 'o"brien']
+    commands = ["python train.py", "tritonserver --model-repository=/m", "python -c 'x\ny'",
+                "jupyter-lab", "bench \u2603 run"]
+    slots = []
+    if gpu.get("mig", {}).get("enabled"):
+        slots = [(gi["id"], 0) for gi in gpu["mig"]["gpu_instances"]]
+        if not slots:
+            return []  # MIG on with no instances: nothing can run
+    processes = []
+    for n in range(rng.randrange(5, 20)):
+        proc = {"pid": pid_base + n, "used_memory_mib": rng.randrange(100, 900),
+                "user": rng.choice(users), "command": rng.choice(commands)}
+        if slots:
+            proc["gpu_instance_id"], proc["compute_instance_id"] = rng.choice(slots)
+        processes.append(proc)
+    return processes
+
+
+def churn(cycles: int) -> None:
+    """The daemon's sampler, in this process, while the simulated machine keeps changing."""
+    from hwinfo import sim
+    from hwinfo.collect.gpu.collector import GpuCollector
+    from hwinfo.collect.snapshot import SnapshotCollector
+    from hwinfo.collect.sources import machine_owners
+    from hwinfo.collect.sysfs import Root
+    from hwinfo.exporter.daemon import Daemon, Options
+    from hwinfo.exporter.exposition import Selection
+
+    machine = sim.install(SCENARIO)
+    collector = SnapshotCollector(Root("/"), GpuCollector(machine_owners(machine)))
+    sampler = Daemon(collector, Options(selection=Selection(process_metrics=True))).sampler
+    rng = random.Random(7)
+    layouts = [
+        {"enabled": True, "gpu_instances": []},
+        {"enabled": True, "gpu_instances": [{"profile": "1g.10gb", "id": 7 + n, "start": n}
+                                             for n in range(7)]},
+        {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "id": 1, "start": 4},
+                                             {"profile": "3g.40gb", "id": 2, "start": 0}]},
+    ]
+    plain = [6, 7]  # GPUs whose processes churn; GPU 3 churns its MIG layout too
+    warm_at = min(500, cycles // 10)
+    warm = 0.0
+    for cycle in range(cycles):
+        for gpu in plain:
+            machine.set_processes(gpu, _churn_processes(rng, {}, 100000 + cycle * 100 + gpu * 20))
+        if cycle % 10 == 0:
+            layout = layouts[(cycle // 10) % len(layouts)]
+            machine.reconfigure_mig(3, layout, _churn_processes(rng, {"mig": layout}, 900000 + cycle))
+        sampler.sample()
+        if cycle == warm_at:
+            warm = rss_mib()
+    print(f"{'resident memory growth over churn':<48} {rss_mib() - warm:+6.1f} MiB from cycle "
+          f"{warm_at} to {cycles} (now {rss_mib():.1f} MiB)  target < 5 MB")
+
+
+if __name__ == "__main__":
+    scrapes_and_cost()
+    churn(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)

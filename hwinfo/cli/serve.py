@@ -1,0 +1,121 @@
+"""`hwinfo serve` (the Prometheus exporter) and `hwinfo export` (a node_exporter textfile)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from hwinfo.cli.options import F, root_option, simulate_option
+from hwinfo.exporter.catalogue import SNAPSHOT_GROUPS
+
+if TYPE_CHECKING:
+    from hwinfo.collect.snapshot import SnapshotCollector
+
+
+def _selection_options(fn: F) -> F:
+    fn = click.option(
+        "--process-metrics", is_flag=True,
+        help="Also export one series per GPU process (pid, user, command). PIDs churn, "
+             "so this is off by default; per-user series are always on.",
+    )(fn)
+    return click.option(
+        "--no-collector", "disabled", multiple=True, type=click.Choice(sorted(SNAPSHOT_GROUPS)),
+        help="Leave out a group of metrics (repeatable).",
+    )(fn)
+
+
+def _collector(root: str, simulate: str | None, disabled: tuple[str, ...]) -> SnapshotCollector:
+    from hwinfo.collect.sources import SetupError, open_collector
+
+    gpu_groups = {"gpu", "mig", "users"}
+    try:
+        return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled))
+    except SetupError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@click.option("--address", default="::", show_default=True,
+              help="Address to listen on ('::' is every IPv6 and IPv4 address).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port to listen on; 0 picks a free one (logged).  [default: 9110]")
+@click.option("--web-config", "web_config_file", type=click.Path(dir_okay=False),
+              help="TLS and basic auth, in the exporter-toolkit web-config.yml format.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Seconds between samples.")
+@click.option("--nvml-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Seconds a GPU sample may take before its data is served as stale.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
+              default="info", show_default=True)
+@_selection_options
+@simulate_option
+@root_option
+def serve(
+    address: str, port: int | None, web_config_file: str | None, interval: float,
+    nvml_timeout: float, log_level: str, process_metrics: bool, disabled: tuple[str, ...],
+    simulate: str | None, root: str,
+) -> None:
+    """Serve this machine's state as Prometheus metrics."""
+    from hwinfo.exporter.daemon import DEFAULT_PORT, Daemon, Options
+    from hwinfo.exporter.exposition import Selection
+    from hwinfo.exporter.http import ServerError
+    from hwinfo.exporter.webconfig import WebConfigError, load_web_config
+
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    web_config = None
+    if web_config_file is not None:
+        try:
+            web_config = load_web_config(web_config_file)
+        except WebConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+        for note in web_config.notes:
+            logging.getLogger("hwinfo.webconfig").info("%s", note)
+    collector = _collector(root, simulate, disabled)
+    options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
+    try:
+        Daemon(collector, options).run((address, DEFAULT_PORT if port is None else port), web_config)
+    except ServerError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@click.option("--textfile", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom.")
+@_selection_options
+@simulate_option
+@root_option
+def export(textfile: Path, process_metrics: bool, disabled: tuple[str, ...],
+           simulate: str | None, root: str) -> None:
+    """Write the metrics once, atomically, for node_exporter's textfile collector."""
+    import time
+
+    import hwinfo
+    from hwinfo.exporter.exposition import Selection, render
+    from hwinfo.exporter.status import DaemonStatus
+
+    collector = _collector(root, simulate, disabled)
+    try:
+        snapshot = collector.collect()
+    finally:
+        collector.close()
+    status = DaemonStatus(hwinfo.__version__, time.time())
+    rendered = render(snapshot, status, Selection(frozenset(disabled), process_metrics))
+    directory = textfile.parent if str(textfile.parent) else Path(".")
+    # node_exporter may read the file at any moment: write beside it, then rename over it.
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{textfile.name}.", dir=directory)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write in {directory}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(rendered.text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, textfile)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise click.ClickException(f"cannot write {textfile}: {exc.strerror}") from None

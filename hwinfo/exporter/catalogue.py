@@ -1,0 +1,40 @@
+"""Every metric hwinfo exports, in exposition order, and the README's table of them."""
+
+from __future__ import annotations
+
+from hwinfo.exporter import metrics_gpu, metrics_host, metrics_mig, metrics_self, metrics_users
+from hwinfo.exporter.metric import Metric
+
+# Metrics read from a snapshot, by group; each group can be left out with --no-collector.
+SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
+    "host": metrics_host.METRICS,
+    "gpu": metrics_gpu.METRICS,
+    "mig": metrics_mig.METRICS,
+    "users": metrics_users.METRICS,
+}
+# Metrics read from the daemon's own status.
+SELF_METRICS: tuple[Metric, ...] = metrics_self.METRICS
+
+
+def all_metrics() -> list[Metric]:
+    return [m for group in SNAPSHOT_GROUPS.values() for m in group] + list(SELF_METRICS)
+
+
+def markdown_table() -> str:
+    """The catalogue as the README shows it (a test keeps the README equal to this)."""
+    rows = [
+        "| metric | type | unit | labels | meaning | report/JSON field |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in all_metrics():
+        labels = ", ".join(m.labels)
+        meaning = m.help + (" Off by default." if m.optional else "")
+        rows.append(
+            f"| `{m.full_name}` | {m.type} | {m.unit} | {labels} | {meaning} | "
+            f"{'`' + m.json + '`' if m.json else ''} |"
+        )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -1,0 +1,113 @@
+"""`hwinfo serve`: the sampler plus the HTTP routes that serve what it published."""
+
+from __future__ import annotations
+
+import html
+import logging
+import signal
+import time
+from dataclasses import dataclass, field
+from types import FrameType
+
+import hwinfo
+from hwinfo.collect.snapshot import SnapshotCollector
+from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
+from hwinfo.exporter.http import Handler, Request, Response, Server
+from hwinfo.exporter.sampler import GuardedGpu, Sampler
+from hwinfo.exporter.status import DaemonStatus
+from hwinfo.exporter.webconfig import WebConfig
+
+# Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
+# superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
+# node_exporter, 9400 dcgm-exporter, 9835 nvidia_gpu_exporter.)
+DEFAULT_PORT = 9110
+
+log = logging.getLogger("hwinfo.daemon")
+
+_LANDING = """<!doctype html>
+<html><head><meta charset="utf-8"><title>hwinfo exporter</title></head>
+<body><h1>hwinfo {version}</h1>
+<p>Hardware inventory and telemetry of {host}.</p>
+<ul>
+<li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
+<li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the snapshot as JSON
+(what <code>hwinfo report --format json</code> prints)</li>
+<li><a href="/-/healthy">/-/healthy</a> and <a href="/-/ready">/-/ready</a></li>
+</ul></body></html>
+"""
+
+
+@dataclass
+class Options:
+    interval: float = 5.0
+    nvml_timeout: float = 5.0
+    selection: Selection = field(default_factory=Selection)
+
+
+def _wants_openmetrics(request: Request) -> bool:
+    return "application/openmetrics-text" in request.headers.get("accept", "")
+
+
+class Daemon:
+    def __init__(self, collector: SnapshotCollector, options: Options) -> None:
+        if collector.gpu is not None:
+            collector.gpu = GuardedGpu(collector.gpu, options.nvml_timeout)
+        self.status = DaemonStatus(version=hwinfo.__version__, start_time_seconds=time.time())
+        self.sampler = Sampler(collector, options.selection, options.interval, self.status)
+        self.collector = collector
+        # Served until the first sample is in: self-metrics only, so the target is up.
+        self._empty: Rendered = render(None, self.status, options.selection)
+
+    def routes(self) -> dict[str, Handler]:
+        return {
+            "/": self._landing,
+            "/metrics": self._metrics,
+            "/-/healthy": lambda _: Response(body=b"OK\n"),
+            "/-/ready": self._ready,
+            "/api/v1/snapshot": self._snapshot,
+        }
+
+    def _landing(self, _: Request) -> Response:
+        latest = self.sampler.latest
+        host = latest.snapshot.host.hostname if latest else "this host"
+        page = _LANDING.format(version=html.escape(hwinfo.__version__), host=html.escape(host))
+        return Response(body=page.encode(), content_type="text/html; charset=utf-8")
+
+    def _metrics(self, request: Request) -> Response:
+        latest = self.sampler.latest
+        rendered = latest.metrics if latest is not None else self._empty
+        if _wants_openmetrics(request):
+            return Response(body=rendered.openmetrics, gzip_body=rendered.openmetrics_gzip,
+                            content_type=OPENMETRICS)
+        return Response(body=rendered.text, gzip_body=rendered.text_gzip,
+                        content_type=TEXT_CONTENT_TYPE)
+
+    def _ready(self, _: Request) -> Response:
+        if self.status.ready:
+            return Response(body=b"Ready\n")
+        return Response(503, b"Not ready: no successful sample yet\n")
+
+    def _snapshot(self, _: Request) -> Response:
+        latest = self.sampler.latest
+        if latest is None:
+            return Response(503, b'{"error": "no sample yet"}\n', "application/json")
+        body, compressed = latest.json()
+        return Response(body=body, gzip_body=compressed, content_type="application/json")
+
+    def run(self, address: tuple[str, int], web_config: WebConfig | None) -> None:
+        """Serve until SIGTERM or SIGINT; ServerError if the address cannot be used."""
+        server = Server(address, self.routes(), web_config)
+        log.info("listening on %s:%d", *server.address)
+        self.sampler.start()
+
+        def stop(signum: int, _: FrameType | None) -> None:
+            log.info("stopping on signal %d", signum)
+            server.shutdown()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        try:
+            server.serve_forever()
+        finally:
+            self.sampler.stop()
+            self.collector.close()

@@ -1,0 +1,152 @@
+"""MIG metrics: an info series per MIG device, memory once per GPU instance, free capacity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from hwinfo.exporter.metric import Metric, Sample
+from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpu_labels, gpus
+from hwinfo.model.gpu import Gpu, MigDevice
+from hwinfo.model.snapshot import Snapshot
+
+GI_LABELS = (*GPU_LABELS, "gpu_instance_id", "profile")
+
+
+def _mig_gpus(s: Snapshot) -> Iterator[Gpu]:
+    return (g for g in gpus(s) if not g.lost and g.mig is not None and g.mig.enabled)
+
+
+def _device_info(s: Snapshot) -> Iterator[Sample]:
+    for gpu in _mig_gpus(s):
+        for dev in gpu.mig.devices:
+            yield (
+                (
+                    *gpu_labels(gpu),
+                    str(dev.index),
+                    dev.uuid or "",
+                    _id(dev.gpu_instance_id),
+                    _id(dev.compute_instance_id),
+                    dev.profile or "",
+                ),
+                1.0,
+            )
+
+
+def _id(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def _gi_profile(profile: str | None) -> str:
+    """A MIG device's GPU-instance profile: "1c.3g.40gb" -> "3g.40gb"."""
+    if not profile:
+        return ""
+    head, _, rest = profile.partition(".")
+    return rest if head.endswith("c") and rest else profile
+
+
+def _per_gpu_instance(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
+    """One sample per GPU instance: its compute instances share its memory, so count it once."""
+
+    def read(s: Snapshot) -> Iterator[Sample]:
+        for gpu in _mig_gpus(s):
+            seen: set[int | None] = set()
+            for dev in gpu.mig.devices:
+                if dev.gpu_instance_id in seen:
+                    continue
+                seen.add(dev.gpu_instance_id)
+                v = value(dev)
+                if v is not None:
+                    yield (
+                        (*gpu_labels(gpu), _id(dev.gpu_instance_id), _gi_profile(dev.profile)),
+                        float(v),
+                    )
+
+    return read
+
+
+def _per_device(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
+    def read(s: Snapshot) -> Iterator[Sample]:
+        for gpu in _mig_gpus(s):
+            for dev in gpu.mig.devices:
+                v = value(dev)
+                if v is not None:
+                    yield (
+                        (*gpu_labels(gpu), _id(dev.gpu_instance_id), _id(dev.compute_instance_id)),
+                        float(v),
+                    )
+
+    return read
+
+
+def _capacity(field: str) -> Callable[[Snapshot], Iterator[Sample]]:
+    def read(s: Snapshot) -> Iterator[Sample]:
+        for gpu in _mig_gpus(s):
+            for row in gpu.mig.capacity or []:
+                v = getattr(row, field)
+                if v is not None:
+                    yield (*gpu_labels(gpu), row.profile), float(v)
+
+    return read
+
+
+DEVICE_LABELS = (*GPU_LABELS, "gpu_instance_id", "compute_instance_id")
+
+METRICS: tuple[Metric, ...] = (
+    Metric(
+        "mig_device_info",
+        "info",
+        "A MIG device: its parent GPU, UUID, instance ids and profile.",
+        (*GPU_LABELS, "mig_index", "mig_uuid", "gpu_instance_id", "compute_instance_id", "profile"),
+        "gpu.gpus[].mig.devices[]",
+        _device_info,
+    ),
+    Metric(
+        "mig_device_multiprocessors",
+        "gauge",
+        "Streaming multiprocessors of a MIG device.",
+        DEVICE_LABELS,
+        "gpu.gpus[].mig.devices[].multiprocessor_count",
+        _per_device(lambda d: d.multiprocessor_count),
+    ),
+    Metric(
+        "mig_device_processes",
+        "gauge",
+        "Processes on a MIG device.",
+        DEVICE_LABELS,
+        "gpu.gpus[].mig.devices[].processes",
+        _per_device(lambda d: len(d.processes)),
+    ),
+    Metric(
+        "mig_gpu_instance_memory_total_bytes",
+        "gauge",
+        "Memory of a GPU instance (counted once, however many compute instances share it).",
+        GI_LABELS,
+        "gpu.gpus[].mig.devices[].memory_total_bytes",
+        _per_gpu_instance(lambda d: d.memory_total_bytes),
+    ),
+    Metric(
+        "mig_gpu_instance_memory_used_bytes",
+        "gauge",
+        "Memory in use in a GPU instance.",
+        GI_LABELS,
+        "gpu.gpus[].mig.devices[].memory_used_bytes",
+        _per_gpu_instance(lambda d: d.memory_used_bytes),
+    ),
+    Metric(
+        "mig_profile_free_instances",
+        "gauge",
+        "How many more GPU instances of a profile fit (needs privileges).",
+        (*GPU_LABELS, "profile"),
+        "gpu.gpus[].mig.capacity[].instances_free",
+        _capacity("instances_free"),
+    ),
+    Metric(
+        "mig_profile_max_instances",
+        "gauge",
+        "How many GPU instances of a profile fit on an empty GPU.",
+        (*GPU_LABELS, "profile"),
+        "gpu.gpus[].mig.capacity[].instances_max",
+        _capacity("instances_max"),
+    ),
+)

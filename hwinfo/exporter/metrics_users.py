@@ -1,0 +1,75 @@
+"""Who uses the GPUs: per-user rollups always, per-process series only when asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hwinfo.exporter.metric import Metric, Sample
+from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpus
+from hwinfo.model.snapshot import Snapshot
+
+# The user of processes whose owner hwinfo cannot name (another PID namespace, exited).
+UNKNOWN_USER = "(unknown)"
+
+
+def _users(s: Snapshot, field: str) -> Iterator[Sample]:
+    if s.gpu is None:
+        return
+    uuids = {g.index: g.uuid or "" for g in s.gpu.gpus}
+    for usage in s.gpu.users:
+        value = getattr(usage, field)
+        if value is not None:
+            yield (
+                (str(usage.gpu_index), uuids.get(usage.gpu_index, ""), usage.user or UNKNOWN_USER),
+                float(value),
+            )
+
+
+def _processes(s: Snapshot) -> Iterator[Sample]:
+    for gpu in gpus(s):
+        mig_of = {}
+        if gpu.mig is not None:
+            mig_of = {id(p): str(d.index) for d in gpu.mig.devices for p in d.processes}
+        for proc in gpu.all_processes():
+            if proc.used_memory_bytes is None:
+                continue
+            yield (
+                (
+                    str(gpu.index),
+                    gpu.uuid or "",
+                    str(proc.pid),
+                    proc.user or UNKNOWN_USER,
+                    proc.name or "",
+                    mig_of.get(id(proc), ""),
+                ),
+                float(proc.used_memory_bytes),
+            )
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric(
+        "gpu_user_memory_used_bytes",
+        "gauge",
+        "GPU memory held by a user's processes.",
+        (*GPU_LABELS, "user"),
+        "gpu.users[].used_memory_bytes",
+        lambda s: _users(s, "used_memory_bytes"),
+    ),
+    Metric(
+        "gpu_user_processes",
+        "gauge",
+        "A user's processes on a GPU.",
+        (*GPU_LABELS, "user"),
+        "gpu.users[].processes",
+        lambda s: _users(s, "processes"),
+    ),
+    Metric(
+        "gpu_process_memory_used_bytes",
+        "gauge",
+        "GPU memory held by one process (--process-metrics; series of exited processes disappear).",
+        (*GPU_LABELS, "pid", "user", "command", "mig_index"),
+        "gpu.gpus[].processes[].used_memory_bytes",
+        _processes,
+        optional=True,
+    ),
+)

@@ -1,0 +1,92 @@
+"""`hwinfo serve` as a real subprocess on a free loopback port, for the daemon's tests."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_LISTENING = re.compile(r"listening on (\S+):(\d+)")
+
+
+class Daemon(str):
+    """The base URL of a running daemon, with its pid and its log so far."""
+
+    pid: int
+    log: list[str]
+
+
+@contextmanager
+def serving(*args: str, ready: bool = True, scheme: str = "http") -> Iterator[Daemon]:
+    """Start the daemon with these arguments; yields its base URL; stops it after."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hwinfo",
+            "serve",
+            "--address",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--log-level",
+            "info",
+            *args,
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = None
+        deadline = time.monotonic() + 20
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                raise AssertionError(f"hwinfo serve exited with {proc.wait()}")
+            if match := _LISTENING.search(line):
+                port = int(match.group(2))
+        assert port is not None, "hwinfo serve did not say where it listens"
+        url = Daemon(f"{scheme}://127.0.0.1:{port}")
+        url.pid, url.log = proc.pid, []
+        # Keep reading the log, or a chatty daemon would block on a full pipe.
+        threading.Thread(target=lambda: url.log.extend(proc.stderr), daemon=True).start()
+        if ready and scheme == "http":
+            wait_ready(url)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("hwinfo serve did not stop on SIGTERM") from None
+        assert proc.returncode == 0, f"hwinfo serve exited with {proc.returncode} on SIGTERM"
+
+
+def wait_ready(url: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/-/ready", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{url} did not become ready")
+
+
+def get(
+    url: str, headers: dict[str, str] | None = None, timeout: float = 5
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()

@@ -1,0 +1,284 @@
+"""`hwinfo serve` as Prometheus sees it: real subprocesses, real HTTP scrapes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import bcrypt
+import pytest
+from conftest import require_tool
+from prometheus_client.parser import text_string_to_metric_families
+
+from hwinfo import sim
+
+from .serving import get, serving
+
+MIB = 1 << 20
+SCENARIOS = Path(sim.__file__).parent / "scenarios"
+
+
+def scrape(url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """name -> [(labels, value)] of one scrape, parsed by prometheus-client's parser."""
+    status, _, body = get(url + "/metrics")
+    assert status == 200
+    samples: dict[str, list[tuple[dict[str, str], float]]] = defaultdict(list)
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            samples[sample.name].append((sample.labels, sample.value))
+    return samples
+
+
+def by_gpu(samples: list[tuple[dict[str, str], float]]) -> dict[int, float]:
+    return {int(labels["gpu"]): value for labels, value in samples}
+
+
+def scenario(name: str) -> dict[str, Any]:
+    return json.loads((SCENARIOS / f"{name}.json").read_text())
+
+
+def test_scrape_matches_the_scenario_and_the_snapshot() -> None:
+    with serving("--simulate", "dgx-a100-mig", "--process-metrics") as url:
+        metrics = scrape(url)
+        snapshot = json.loads(get(url + "/api/v1/snapshot")[2])
+    gpus = scenario("dgx-a100-mig")["gpus"]
+    assert metrics["hwinfo_gpus"] == [({}, 8.0)]
+    assert by_gpu(metrics["hwinfo_gpu_temperature_celsius"]) == {
+        i: float(g["temperature_c"]) for i, g in enumerate(gpus)}
+    info = {int(labels["gpu"]): labels for labels, _ in metrics["hwinfo_gpu_info"]}
+    assert [info[i]["serial"] for i in range(8)] == [g["serial"] for g in gpus]
+    assert all(value == 1.0 for _, value in metrics["hwinfo_gpu_info"])
+    # One name per fact: every GPU gauge equals the JSON field of the same name.
+    for gpu in snapshot["gpu"]["gpus"]:
+        labels = {"gpu": str(gpu["index"]), "uuid": gpu["uuid"]}
+        for field in ("memory_used_bytes", "memory_total_bytes", "power_draw_watts"):
+            (value,) = [v for lab, v in metrics[f"hwinfo_gpu_{field}"] if lab == labels]
+            assert value == gpu[field]
+    # MIG: a series per device; memory once per GPU instance (GPU 2 has a GI split in two CIs).
+    devices = defaultdict(int)
+    for labels, _ in metrics["hwinfo_mig_device_info"]:
+        devices[int(labels["gpu"])] += 1
+    assert devices == {0: 7, 1: 4, 2: 3, 4: 2, 5: 4}
+    gi_memory = [lab for lab, _ in metrics["hwinfo_mig_gpu_instance_memory_total_bytes"]
+                 if lab["gpu"] == "2"]
+    assert sorted(lab["profile"] for lab in gi_memory) == ["3g.40gb", "4g.40gb"]
+    # Users and processes add up to the scenario's.
+    expected_users: dict[tuple[str, str], float] = defaultdict(float)
+    processes = 0
+    for index, gpu in enumerate(gpus):
+        for proc in gpu.get("processes", []):
+            user = proc.get("user") if proc.get("visible", True) else "(unknown)"
+            expected_users[(str(index), user)] += (proc.get("used_memory_mib") or 0) * MIB
+            processes += proc.get("used_memory_mib") is not None
+    got_users = {(lab["gpu"], lab["user"]): v for lab, v in metrics["hwinfo_gpu_user_memory_used_bytes"]}
+    assert got_users == dict(expected_users)
+    assert len(metrics["hwinfo_gpu_process_memory_used_bytes"]) == processes
+
+
+def test_one_series_per_throttle_reason_and_unknown_values_absent() -> None:
+    with serving("--simulate", "vgpu-guest") as url:
+        metrics = scrape(url)
+    assert "hwinfo_gpu_temperature_celsius" not in metrics  # NotSupported: absent, never 0
+    assert "hwinfo_gpu_power_draw_watts" not in metrics
+    assert "hwinfo_gpu_process_memory_used_bytes" not in metrics  # off by default
+    with serving("--simulate", "faults-demo") as url:
+        metrics = scrape(url)
+    reasons = [lab for lab, _ in metrics["hwinfo_gpu_clock_event_active"] if lab["gpu"] == "3"]
+    assert len(reasons) == 9 and len({lab["reason"] for lab in reasons}) == 9
+    active = {lab["reason"] for lab, v in metrics["hwinfo_gpu_clock_event_active"]
+              if lab["gpu"] == "3" and v == 1}
+    assert {"sw_power_cap", "hw_thermal_slowdown"} <= active
+
+
+def test_promtool_finds_no_problem(tmp_path: Path) -> None:
+    promtool = require_tool("promtool")
+    with serving("--simulate", "dgx-a100-mig", "--process-metrics") as url:
+        body = get(url + "/metrics")[2]
+    result = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_endpoints_and_negotiation() -> None:
+    with serving("--simulate", "cloud-t4") as url:
+        status, headers, body = get(url + "/")
+        assert status == 200 and b"/metrics" in body and b"hwinfo" in body
+        assert get(url + "/-/healthy")[0] == 200 and get(url + "/-/ready")[0] == 200
+        status, headers, body = get(url + "/metrics", {"Accept": "application/openmetrics-text"})
+        assert headers["Content-Type"].startswith("application/openmetrics-text")
+        assert body.endswith(b"# EOF\n")
+        status, headers, body = get(url + "/metrics", {"Accept-Encoding": "gzip"})
+        assert headers["Content-Encoding"] == "gzip"
+        assert b"hwinfo_gpus 1.0" in gzip.decompress(body)
+        assert get(url + "/nope")[0] == 404
+
+
+def test_report_from_a_daemon_renders_its_snapshot() -> None:
+    with serving("--simulate", "workstation-geforce") as url:
+        served = json.loads(get(url + "/api/v1/snapshot")[2])
+        remote = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--format", "json", "--from", url],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        text = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--from", url],
+                              capture_output=True, text=True, check=True).stdout
+    assert json.loads(remote) == served
+    assert "GeForce RTX 4090" in text
+
+
+def _value(metrics: dict[str, Any], name: str, **labels: str) -> float | None:
+    for got, value in metrics.get(name, []):
+        if all(got.get(k) == v for k, v in labels.items()):
+            return value
+    return None
+
+
+def test_hung_nvml_call_keeps_scrapes_fast_and_shows_staleness(tmp_path: Path) -> None:
+    doc = scenario("cloud-t4")
+    doc["faults"] = [{"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 30, "after_samples": 2}]
+    path = tmp_path / "hang.json"
+    path.write_text(json.dumps(doc))
+    with serving("--simulate", str(path), "--interval", "0.5", "--nvml-timeout", "0.5") as url:
+        deadline = time.monotonic() + 15
+        stalled = None
+        slowest = 0.0
+        while time.monotonic() < deadline and not stalled:
+            started = time.monotonic()
+            metrics = scrape(url)
+            slowest = max(slowest, time.monotonic() - started)
+            stalled = _value(metrics, "hwinfo_collection_stalled", source="gpu")
+            time.sleep(0.1)
+        assert stalled == 1.0
+        # The last GPU data is still served, flagged stale; host data keeps coming.
+        assert _value(metrics, "hwinfo_gpu_temperature_celsius") is not None
+        gpu_at = _value(metrics, "hwinfo_last_success_timestamp_seconds", source="gpu")
+        cpu_at = _value(metrics, "hwinfo_last_success_timestamp_seconds", source="cpu")
+        assert cpu_at > gpu_at
+        for _ in range(10):
+            started = time.monotonic()
+            scrape(url)
+            slowest = max(slowest, time.monotonic() - started)
+        threads = int(Path(f"/proc/{url.pid}/status").read_text().split("Threads:")[1].split()[0])
+    assert slowest < 1.0
+    assert threads < 20  # no pile-up behind the hung call
+
+
+def test_gpu_lost_mid_run_and_nvml_coming_back(tmp_path: Path) -> None:
+    with serving("--simulate", "faults-demo", "--interval", "0.2") as url:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            metrics = scrape(url)
+            if _value(metrics, "hwinfo_gpu_lost", gpu="2") == 1.0:
+                break
+            time.sleep(0.1)
+        assert _value(metrics, "hwinfo_gpu_lost", gpu="2") == 1.0
+        assert _value(metrics, "hwinfo_gpu_lost", gpu="0") == 0.0
+        assert _value(metrics, "hwinfo_gpu_temperature_celsius", gpu="2") is None
+        assert _value(metrics, "hwinfo_gpu_temperature_celsius", gpu="0") is not None
+    doc = scenario("cloud-t4") | {"init_error": "DriverNotLoaded", "init_error_attempts": 2}
+    path = tmp_path / "reload.json"
+    path.write_text(json.dumps(doc))
+    with serving("--simulate", str(path), "--interval", "0.5") as url:
+        assert _value(scrape(url), "hwinfo_nvml_up") == 0.0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and _value(scrape(url), "hwinfo_nvml_up") != 1.0:
+            time.sleep(0.2)
+        assert _value(scrape(url), "hwinfo_nvml_up") == 1.0
+
+
+def _web_config(tmp_path: Path, pki: Any, password: bytes) -> Path:
+    hashed = bcrypt.hashpw(password, bcrypt.gensalt(4)).decode()
+    config = tmp_path / "web-config.yml"
+    config.write_text(
+        f"tls_server_config:\n  cert_file: {pki.server_cert}\n  key_file: {pki.server_key}\n"
+        f"basic_auth_users:\n  prometheus: '{hashed}'\n"
+    )
+    return config
+
+
+def test_tls_and_basic_auth(tmp_path: Path, pki: Any) -> None:
+    import base64
+    import ssl
+    import urllib.request
+
+    config = _web_config(tmp_path, pki, b"s3cret")
+    context = ssl.create_default_context(cafile=str(pki.ca))
+
+    def fetch(url: str, user: str | None, password: str) -> int:
+        request = urllib.request.Request(url + "/metrics")
+        if user is not None:
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            request.add_header("Authorization", f"Basic {token}")
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    with serving("--simulate", "cloud-t4", "--web-config", str(config),
+                 ready=False, scheme="https") as url:
+        deadline = time.monotonic() + 10
+        while fetch(url, "prometheus", "s3cret") != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fetch(url, "prometheus", "s3cret") == 200
+        assert fetch(url, "prometheus", "wrong") == 401
+        assert fetch(url, None, "") == 401
+        assert fetch(url, "mallory", "s3cret") == 401
+        out = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--no-color", "--ca-file", str(pki.ca),
+             "--from", url.replace("https://", "https://prometheus:s3cret@")],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        assert "Tesla T4" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--web-config", "/no/such/web-config.yml"), "/no/such/web-config.yml"),
+        (("--address", "256.1.1.1"), "256.1.1.1"),
+        (("--interval", "0"), "--interval"),
+        (("--no-collector", "disks"), "disks"),
+    ],
+)
+def test_bad_startup_is_one_line(args: tuple[str, ...], says: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "hwinfo", "serve", "--simulate", "cloud-t4", "--port", "0", *args],
+        capture_output=True, text=True, timeout=30, check=False,
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert says in result.stderr.strip().splitlines()[-1]
+
+
+def test_port_in_use_is_one_line() -> None:
+    with serving("--simulate", "cloud-t4") as url:
+        port = url.rsplit(":", 1)[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "serve", "--simulate", "cloud-t4",
+             "--address", "127.0.0.1", "--port", port],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "in use" in result.stderr.strip().splitlines()[-1]
+
+
+def test_textfile_export_is_atomic_and_valid(tmp_path: Path) -> None:
+    target = tmp_path / "hwinfo.prom"
+    subprocess.run([sys.executable, "-m", "hwinfo", "export", "--textfile", str(target),
+                    "--simulate", "dgx-a100-mig"], check=True, capture_output=True)
+    text = target.read_text()
+    assert "hwinfo_gpus 8.0" in text
+    assert [p.name for p in tmp_path.iterdir()] == ["hwinfo.prom"]  # no temporary left behind
+    promtool = require_tool("promtool")
+    assert subprocess.run([promtool, "check", "metrics"], input=text.encode(),
+                          capture_output=True, check=False).returncode == 0
+    result = subprocess.run([sys.executable, "-m", "hwinfo", "export", "--textfile",
+                             str(tmp_path / "missing" / "x.prom"), "--simulate", "cloud-t4"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
