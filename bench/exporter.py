@@ -167,6 +167,3 @@ def churn(cycles: int) -> None:
           f"{warm_at} to {cycles} (now {rss_mib():.1f} MiB)  target < 5 MB")
 
 
-if __name__ == "__main__":
-    scrapes_and_cost()
-    churn(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)

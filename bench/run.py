@@ -1,14 +1,18 @@
-"""Every speed target of hwinfo, measured on this machine: `python bench/run.py`.
+"""Every speed and memory target of hwinfo, measured on this machine: `python bench/run.py`.
 
-Medians of repeated runs; fresh-process figures run the installed `hwinfo` command.
+Medians of repeated runs; fresh-process figures run the installed `hwinfo` command. The
+exporter part needs wrk (apt-get install -y wrk) and takes about ten minutes, most of it
+10,000 sampler cycles of churn; `python bench/run.py --quick` runs 1,000.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
 
 from common import hwinfo_command, median_call, median_wall, row
+from exporter import churn, scrapes_and_cost
 
 
 def machine() -> str:
@@ -29,6 +33,8 @@ def main() -> None:
     collector = GpuCollector(scenario_owners("dgx-a100-mig"))
     print(row("GPU collection, 8x A100 MIG (in-process)", median_call(collector.collect), 30))
     collector.close()
+    scrapes_and_cost()
+    churn(1_000 if "--quick" in sys.argv else 10_000)
 
 
 if __name__ == "__main__":

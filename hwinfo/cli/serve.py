@@ -29,12 +29,15 @@ def _selection_options(fn: F) -> F:
     )(fn)
 
 
-def _collector(root: str, simulate: str | None, disabled: tuple[str, ...]) -> SnapshotCollector:
+def _collector(
+    root: str, simulate: str | None, disabled: tuple[str, ...], listen_xids: bool
+) -> SnapshotCollector:
     from hwinfo.collect.sources import SetupError, open_collector
 
     gpu_groups = {"gpu", "mig", "users"}
     try:
-        return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled))
+        return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
+                              listen_xids=listen_xids)
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -75,7 +78,7 @@ def serve(
             raise click.ClickException(str(exc)) from None
         for note in web_config.notes:
             logging.getLogger("hwinfo.webconfig").info("%s", note)
-    collector = _collector(root, simulate, disabled)
+    collector = _collector(root, simulate, disabled, listen_xids=True)
     options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
     try:
         Daemon(collector, options).run((address, DEFAULT_PORT if port is None else port), web_config)
@@ -98,7 +101,7 @@ def export(textfile: Path, process_metrics: bool, disabled: tuple[str, ...],
     from hwinfo.exporter.exposition import Selection, render
     from hwinfo.exporter.status import DaemonStatus
 
-    collector = _collector(root, simulate, disabled)
+    collector = _collector(root, simulate, disabled, listen_xids=False)
     try:
         snapshot = collector.collect()
     finally:

@@ -43,6 +43,7 @@ def open_collector(
     gpus: bool = True,
     with_processes: bool = True,
     with_commands: bool = False,
+    listen_xids: bool = False,
 ) -> SnapshotCollector:
     try:
         machine_root = Root(root)
@@ -57,6 +58,7 @@ def open_collector(
 
         owners = scenario_owners(simulate) if simulate else local_owner
         collector.gpu = GpuCollector(
-            owners, with_processes=with_processes, with_commands=with_commands
+            owners, with_processes=with_processes, with_commands=with_commands,
+            listen_xids=listen_xids,
         )
     return collector

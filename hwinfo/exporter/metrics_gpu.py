@@ -133,6 +133,16 @@ _ECC_COUNTERS = {
 }
 
 
+def _xid_errors(s: Snapshot) -> Iterator[Sample]:
+    for gpu in gpus(s):  # lost GPUs too: XID 79 is how a GPU falls off the bus
+        for errors in gpu.xid_errors:
+            yield (*gpu_labels(gpu), str(errors.xid)), float(errors.count)
+
+
+def _last_xid(gpu: Gpu) -> Any:
+    return max(gpu.xid_errors, key=lambda e: e.last_timestamp_seconds, default=None)
+
+
 def _ecc_errors(s: Snapshot) -> Iterator[Sample]:
     for gpu in gpus(s):
         if gpu.lost or gpu.ecc is None:
@@ -327,6 +337,16 @@ METRICS: tuple[Metric, ...] = (
         "1 when a row remap failed (the GPU needs service).",
         convert=float,
     ),
+    Metric("gpu_xid_errors_total", "counter", "Critical XID events NVML reported since hwinfo "
+           "started, by code.", (*GPU_LABELS, "xid"), "gpu.gpus[].xid_errors[].count",
+           _xid_errors),
+    Metric("gpu_last_xid", "gauge", "Code of the most recent critical XID event.", GPU_LABELS,
+           "gpu.gpus[].xid_errors[].xid",
+           per_gpu(lambda g: getattr(_last_xid(g), "xid", None), live_only=False)),
+    Metric("gpu_last_xid_timestamp_seconds", "gauge", "When the most recent critical XID event "
+           "came, as Unix time.", GPU_LABELS, "gpu.gpus[].xid_errors[].last_timestamp_seconds",
+           per_gpu(lambda g: getattr(_last_xid(g), "last_timestamp_seconds", None),
+                   live_only=False)),
     _field("gpu_nvlink_links_active", "nvlink_links_active", "NVLink links up."),
     _field("gpu_numa_node", "numa_node", "The NUMA node the GPU is attached to."),
     Metric(

@@ -150,6 +150,18 @@ class PeakThroughput:
 
 
 @dataclass
+class XidErrors:
+    """XID errors of one code that NVML reported on a GPU since hwinfo began listening."""
+
+    xid: int
+    count: int
+    last_timestamp_seconds: float  # Unix time of the most recent one
+    # GPU/compute instance of the most recent one, when NVML could attribute it.
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+
+
+@dataclass
 class Gpu:
     index: int
     # True when NVML says the GPU fell off the bus (GpuIsLost); then only index, and
@@ -201,6 +213,8 @@ class Gpu:
     peak: PeakThroughput | None
     mig: Mig | None  # None: the GPU cannot do MIG
     processes: list[GpuProcess] = field(default_factory=list)  # outside MIG devices
+    # Critical XID events by code; empty when none came (or no event listener runs).
+    xid_errors: list[XidErrors] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
 
     def all_processes(self) -> list[GpuProcess]:

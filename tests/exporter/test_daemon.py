@@ -181,6 +181,12 @@ def test_gpu_lost_mid_run_and_nvml_coming_back(tmp_path: Path) -> None:
         assert _value(metrics, "hwinfo_gpu_lost", gpu="0") == 0.0
         assert _value(metrics, "hwinfo_gpu_temperature_celsius", gpu="2") is None
         assert _value(metrics, "hwinfo_gpu_temperature_celsius", gpu="0") is not None
+        # The XIDs of faults-demo: 13 on GPU 0, 79 (fallen off the bus) on the lost GPU 2.
+        while time.monotonic() < deadline and _value(metrics, "hwinfo_gpu_last_xid", gpu="2") is None:
+            metrics = scrape(url)
+        assert _value(metrics, "hwinfo_gpu_xid_errors_total", gpu="0", xid="13") == 1.0
+        assert _value(metrics, "hwinfo_gpu_xid_errors_total", gpu="2", xid="79") == 1.0
+        assert _value(metrics, "hwinfo_gpu_last_xid", gpu="2") == 79.0
     doc = scenario("cloud-t4") | {"init_error": "DriverNotLoaded", "init_error_attempts": 2}
     path = tmp_path / "reload.json"
     path.write_text(json.dumps(doc))

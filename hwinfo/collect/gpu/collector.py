@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any
 
 import pynvml
 
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.device import read_dynamic, read_static
+from hwinfo.collect.gpu.events import XidListener
 from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
 from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
 from hwinfo.collect.gpu.processes import OwnerLookup, local_owner, read_processes, user_rollup
-from hwinfo.model.gpu import Gpu, GpuSystem
+from hwinfo.model.gpu import Gpu, GpuSystem, XidErrors
+
+log = logging.getLogger("hwinfo.gpu")
 
 # Gpu fields without a default: a lost GPU has them all None but what was known before.
 _REQUIRED = [f.name for f in dataclasses.fields(Gpu) if f.default is dataclasses.MISSING
@@ -43,10 +47,14 @@ class GpuCollector:
         owner_of: OwnerLookup = local_owner,
         with_processes: bool = True,
         with_commands: bool = False,
+        listen_xids: bool = False,
     ) -> None:
         self.owner_of = owner_of
         self.with_processes = with_processes
         self.with_commands = with_commands
+        # A daemon listens for XID events between samples; a one-shot report has no "between".
+        self.listen_xids = listen_xids
+        self._xids: XidListener | None = None
         self._started = False
         self._driver: dict[str, str | None] = {}
         self._static: dict[str, _Static] = {}
@@ -61,6 +69,8 @@ class GpuCollector:
                 return GpuSystem(exc.status, str(exc), None, None, None)
             self._started = True
             self._driver = self._read_driver()
+            if self.listen_xids:
+                self._xids = self._start_listener()
         try:
             count = pynvml.nvmlDeviceGetCount()
         except pynvml.NVMLError as exc:
@@ -70,9 +80,23 @@ class GpuCollector:
         return GpuSystem("ok", None, gpus=gpus, users=user_rollup(gpus), **self._driver)
 
     def close(self) -> None:
+        if self._xids is not None:
+            self._xids.close()
+            self._xids = None
         if self._started:
             nvml.stop()
             self._started = False
+
+    @staticmethod
+    def _start_listener() -> XidListener | None:
+        try:
+            return XidListener()
+        except pynvml.NVMLError as exc:
+            log.warning("no XID events: %s", nvml.describe(exc))
+            return None
+
+    def _xid_errors(self, uuid: str | None) -> list[XidErrors]:
+        return self._xids.errors(uuid) if self._xids is not None and uuid else []
 
     @staticmethod
     def _read_driver() -> dict[str, str | None]:
@@ -92,6 +116,8 @@ class GpuCollector:
             uuid = pynvml.nvmlDeviceGetUUID(handle)
             static = self._static.get(uuid) or self._read_static(uuid, handle)
             self._uuid_at[index] = uuid
+            if self._xids is not None:
+                self._xids.register(uuid, handle)
             read.unavailable.update(static.unavailable)
             dynamic = read_dynamic(read, handle, in_mig_mode=False)
             mig = read_mig(read, handle, static.mig_profiles, self.owner_of, self.with_commands)
@@ -123,6 +149,7 @@ class GpuCollector:
             uuid=uuid,
             mig=mig,
             processes=processes,
+            xid_errors=self._xid_errors(uuid),
             unavailable=read.unavailable,
             **static.values,
             **dynamic,
@@ -140,5 +167,6 @@ class GpuCollector:
         uuid = self._uuid_at.get(index)
         if uuid is not None:
             fields.update(self._static[uuid].values, uuid=uuid)
-        fields.update(index=index, lost=True, unavailable={"gpu": reason})
+        fields.update(index=index, lost=True, unavailable={"gpu": reason},
+                      xid_errors=self._xid_errors(uuid))
         return Gpu(**fields)

@@ -155,6 +155,8 @@ def _health(gpu: Gpu, style: Style) -> str:
     if pages is not None:
         text = f"retired pages {or_na(pages.single_bit, str)}+{or_na(pages.double_bit, str)}"
         parts.append(style.bad(text + " PENDING") if pages.pending else text)
+    if gpu.xid_errors:
+        parts.append(style.bad("XID " + ", ".join(f"{e.xid} ×{e.count}" for e in gpu.xid_errors)))
     return _SEP.join(parts) if parts else "no ECC or memory-error reporting on this board"
 
 
