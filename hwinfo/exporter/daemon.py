@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import logging
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from types import FrameType
@@ -96,8 +97,14 @@ class Daemon:
 
     def run(self, address: tuple[str, int], web_config: WebConfig | None) -> None:
         """Serve until SIGTERM or SIGINT; ServerError if the address cannot be used."""
-        server = Server(address, self.routes(), web_config)
+        self.serve(Server(address, self.routes(), web_config))
+
+    def serve(self, server: Server) -> None:
+        """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only)."""
         log.info("listening on %s:%d", *server.address)
+        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
+        # from queueing behind it.
+        sys.setswitchinterval(0.001)
         self.sampler.start()
 
         def stop(signum: int, _: FrameType | None) -> None:
