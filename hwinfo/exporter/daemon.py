@@ -84,7 +84,8 @@ class Daemon:
                         content_type=TEXT_CONTENT_TYPE)
 
     def _ready(self, _: Request) -> Response:
-        if self.status.ready:
+        # Published, not just counted: status is updated before the sample's rendering is.
+        if self.sampler.latest is not None and self.status.ready:
             return Response(body=b"Ready\n")
         return Response(503, b"Not ready: no successful sample yet\n")
 
