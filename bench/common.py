@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 import statistics
 import subprocess
@@ -44,3 +45,33 @@ def row(name: str, result: tuple[float, float, float], target_ms: float) -> str:
     verdict = "ok" if med <= target_ms else "OVER"
     return f"{name:<48} median {med:7.1f} ms  (min {lo:6.1f}, max {hi:6.1f})  target {target_ms:g} ms  {verdict}"
 
+
+# Users and commands with quotes, newlines, backslashes and non-ASCII, as labs have them.
+NAMES = ['o"brien', "zoë", "ユーザー", "line\nbreak", "back\\slash", "tab\there"]
+COMMANDS = ['python -c "print(1)"', "train.py --name 'x y'", "naïve\nnewline", "🚀 launch"]
+
+
+def churn_processes(rng: random.Random, slots: list[tuple[int, int]] | None,
+                    base: int) -> list[dict]:
+    """Fresh processes; `slots` are a MIG GPU's (GI, CI) pairs, None outside MIG."""
+    if slots == []:
+        return []  # MIG on, no instances: nothing can run
+    procs = []
+    for n in range(rng.randrange(10, 40)):
+        proc = {"pid": base + n, "used_memory_mib": rng.randrange(50, 500),
+                "user": rng.choice(NAMES), "command": rng.choice(COMMANDS)}
+        if slots:
+            proc["gpu_instance_id"], proc["compute_instance_id"] = rng.choice(slots)
+        procs.append(proc)
+    return procs
+
+
+# MIG layouts for GPU 3 of dgx-a100-mig to cycle through, with their (GI, CI) pairs.
+MIG_LAYOUTS = [
+    ({"enabled": True, "gpu_instances": []}, []),
+    ({"enabled": True, "gpu_instances": [{"profile": "1g.10gb", "id": 7 + n, "start": n}
+                                          for n in range(7)]}, [(7 + n, 0) for n in range(7)]),
+    ({"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "id": 2, "start": 0},
+                                          {"profile": "3g.40gb", "id": 1, "start": 4}]},
+     [(1, 0), (2, 0)]),
+]

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from common import MIG_LAYOUTS, churn_processes
+
 SCENARIO = "dgx-a100-mig"
 _LISTENING = re.compile(r"listening on \S+:(\d+)")
 _TICK = 100  # USER_HZ: /proc/PID/stat counts CPU time in 1/100 s
@@ -110,26 +112,6 @@ def scrapes_and_cost() -> None:
         proc.wait()
 
 
-def _churn_processes(rng: random.Random, gpu: dict, pid_base: int) -> list[dict]:
-    """New processes for a GPU: fresh PIDs, users and awkward names every cycle."""
-    users = ["alice", "bob", "carol", f"guest{rng.randrange(50)}", "zoë", 'o"brien']
-    commands = ["python train.py", "tritonserver --model-repository=/m", "python -c 'x\ny'",
-                "jupyter-lab", "bench \u2603 run"]
-    slots = []
-    if gpu.get("mig", {}).get("enabled"):
-        slots = [(gi["id"], 0) for gi in gpu["mig"]["gpu_instances"]]
-        if not slots:
-            return []  # MIG on with no instances: nothing can run
-    processes = []
-    for n in range(rng.randrange(5, 20)):
-        proc = {"pid": pid_base + n, "used_memory_mib": rng.randrange(100, 900),
-                "user": rng.choice(users), "command": rng.choice(commands)}
-        if slots:
-            proc["gpu_instance_id"], proc["compute_instance_id"] = rng.choice(slots)
-        processes.append(proc)
-    return processes
-
-
 def churn(cycles: int) -> None:
     """The daemon's sampler, in this process, while the simulated machine keeps changing."""
     from hwinfo import sim
@@ -144,22 +126,15 @@ def churn(cycles: int) -> None:
     collector = SnapshotCollector(Root("/"), GpuCollector(machine_owners(machine)))
     sampler = Daemon(collector, Options(selection=Selection(process_metrics=True))).sampler
     rng = random.Random(7)
-    layouts = [
-        {"enabled": True, "gpu_instances": []},
-        {"enabled": True, "gpu_instances": [{"profile": "1g.10gb", "id": 7 + n, "start": n}
-                                             for n in range(7)]},
-        {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "id": 1, "start": 4},
-                                             {"profile": "3g.40gb", "id": 2, "start": 0}]},
-    ]
     plain = [6, 7]  # GPUs whose processes churn; GPU 3 churns its MIG layout too
     warm_at = min(500, cycles // 10)
     warm = 0.0
     for cycle in range(cycles):
         for gpu in plain:
-            machine.set_processes(gpu, _churn_processes(rng, {}, 100000 + cycle * 100 + gpu * 20))
+            machine.set_processes(gpu, churn_processes(rng, None, 100000 + cycle * 100 + gpu * 20))
         if cycle % 10 == 0:
-            layout = layouts[(cycle // 10) % len(layouts)]
-            machine.reconfigure_mig(3, layout, _churn_processes(rng, {"mig": layout}, 900000 + cycle))
+            layout, slots = MIG_LAYOUTS[(cycle // 10) % len(MIG_LAYOUTS)]
+            machine.reconfigure_mig(3, layout, churn_processes(rng, slots, 900000 + cycle * 50))
         sampler.sample()
         if cycle == warm_at:
             warm = rss_mib()

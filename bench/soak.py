@@ -31,13 +31,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from common import MIG_LAYOUTS, churn_processes
 from prometheus_client.parser import text_string_to_metric_families
 
 SCENARIO = "dgx-a100-mig"
 INTERVAL = 0.5
 HANG_AT_SAMPLE = 20
-NAMES = ['o"brien', "zoë", "ユーザー", "line\nbreak", "back\\slash", "tab\there"]
-COMMANDS = ['python -c "print(1)"', "train.py --name 'x y'", "naïve\nnewline", "🚀 launch"]
 
 
 def rss_mib() -> float:
@@ -89,31 +88,6 @@ class Wrk:
                 f"{failed} failed")
 
 
-def churn_processes(rng: random.Random, slots: list[tuple[int, int]] | None,
-                    base: int) -> list[dict]:
-    """Fresh processes; `slots` are a MIG GPU's (GI, CI) pairs, None outside MIG."""
-    if slots == []:
-        return []  # MIG on, no instances: nothing can run
-    procs = []
-    for n in range(rng.randrange(10, 40)):
-        proc = {"pid": base + n, "used_memory_mib": rng.randrange(50, 500),
-                "user": rng.choice(NAMES), "command": rng.choice(COMMANDS)}
-        if slots:
-            proc["gpu_instance_id"], proc["compute_instance_id"] = rng.choice(slots)
-        procs.append(proc)
-    return procs
-
-
-LAYOUTS = [
-    ({"enabled": True, "gpu_instances": []}, []),
-    ({"enabled": True, "gpu_instances": [{"profile": "1g.10gb", "id": 7 + n, "start": n}
-                                          for n in range(7)]}, [(7 + n, 0) for n in range(7)]),
-    ({"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "id": 2, "start": 0},
-                                          {"profile": "3g.40gb", "id": 1, "start": 4}]},
-     [(1, 0), (2, 0)]),
-]
-
-
 class Controller:
     def __init__(self, machine: Any, url: str, minutes: float) -> None:
         self.machine, self.url, self.minutes = machine, url, minutes
@@ -122,7 +96,7 @@ class Controller:
         self.churned = 0
 
     def churn_once(self) -> None:
-        layout, slots = self.rng.choice(LAYOUTS)
+        layout, slots = self.rng.choice(MIG_LAYOUTS)
         self.machine.reconfigure_mig(3, layout, churn_processes(self.rng, slots, self.pid_base))
         for gpu in (6, 7):
             procs = churn_processes(self.rng, None, self.pid_base + 1000 * gpu)

@@ -34,21 +34,8 @@ def per_gpu(
     return read
 
 
-def _field(
-    name: str,
-    field: str,
-    help: str,
-    type: str = "gauge",
-    convert: Callable[[Any], Any] | None = None,
-) -> Metric:
-    def value(gpu: Gpu) -> Any:
-        v = getattr(gpu, field)
-        return convert(v) if convert is not None and v is not None else v
-
-    return Metric(name, type, help, GPU_LABELS, f"gpu.gpus[].{field}", per_gpu(value))
-
-
 def _nested(gpu: Gpu, path: str) -> Any:
+    """gpu.<path>, where a missing object on the way (no ECC, no PCIe info) reads as None."""
     value: Any = gpu
     for part in path.split("."):
         if value is None:
@@ -57,14 +44,14 @@ def _nested(gpu: Gpu, path: str) -> Any:
     return value
 
 
-def _sub(
+def _field(
     name: str,
     path: str,
     help: str,
     type: str = "gauge",
     convert: Callable[[Any], Any] | None = None,
 ) -> Metric:
-    """A metric from a field of a nested object (pcie.width, ecc.enabled, ...)."""
+    """A per-GPU metric from a Gpu field or a field of one of its parts (pcie.width, ...)."""
 
     def value(gpu: Gpu) -> Any:
         v = _nested(gpu, path)
@@ -267,14 +254,14 @@ METRICS: tuple[Metric, ...] = (
         "gpu.gpus[].clock_event_reasons[]",
         lambda s: _labelled(s, CLOCK_EVENT_REASONS.values(), _reasons),
     ),
-    _sub("gpu_pcie_link_generation", "pcie.generation", "Current PCIe link generation."),
-    _sub(
+    _field("gpu_pcie_link_generation", "pcie.generation", "Current PCIe link generation."),
+    _field(
         "gpu_pcie_link_max_generation",
         "pcie.max_generation",
         "Highest PCIe link generation the GPU and slot allow.",
     ),
-    _sub("gpu_pcie_link_width", "pcie.width", "Current PCIe link width (lanes)."),
-    _sub("gpu_pcie_link_max_width", "pcie.max_width", "Highest PCIe link width."),
+    _field("gpu_pcie_link_width", "pcie.width", "Current PCIe link width (lanes)."),
+    _field("gpu_pcie_link_max_width", "pcie.max_width", "Highest PCIe link width."),
     Metric(
         "gpu_pcie_throughput_bytes_per_second",
         "gauge",
@@ -283,9 +270,9 @@ METRICS: tuple[Metric, ...] = (
         "gpu.gpus[].pcie.tx/rx_bytes_per_second",
         lambda s: _labelled(s, ("tx", "rx"), lambda g, k: _nested(g, f"pcie.{k}_bytes_per_second")),
     ),
-    _sub("gpu_pcie_replay_errors_total", "pcie.replay_errors", "PCIe replays.", type="counter"),
-    _sub("gpu_ecc_enabled", "ecc.enabled", "1 when ECC is on.", convert=float),
-    _sub(
+    _field("gpu_pcie_replay_errors_total", "pcie.replay_errors", "PCIe replays.", type="counter"),
+    _field("gpu_ecc_enabled", "ecc.enabled", "1 when ECC is on.", convert=float),
+    _field(
         "gpu_ecc_pending_enabled",
         "ecc.pending_enabled",
         "ECC mode after the next reset.",
@@ -299,39 +286,39 @@ METRICS: tuple[Metric, ...] = (
         "gpu.gpus[].ecc.*",
         _ecc_errors,
     ),
-    _sub(
+    _field(
         "gpu_retired_pages_single_bit",
         "retired_pages.single_bit",
         "Pages retired after repeated single-bit errors.",
     ),
-    _sub(
+    _field(
         "gpu_retired_pages_double_bit",
         "retired_pages.double_bit",
         "Pages retired after a double-bit error.",
     ),
-    _sub(
+    _field(
         "gpu_retired_pages_pending",
         "retired_pages.pending",
         "1 when a page retirement waits for a reset.",
         convert=float,
     ),
-    _sub(
+    _field(
         "gpu_remapped_rows_correctable",
         "remapped_rows.correctable",
         "Rows remapped after correctable errors.",
     ),
-    _sub(
+    _field(
         "gpu_remapped_rows_uncorrectable",
         "remapped_rows.uncorrectable",
         "Rows remapped after uncorrectable errors.",
     ),
-    _sub(
+    _field(
         "gpu_remapped_rows_pending",
         "remapped_rows.pending",
         "1 when a row remap waits for a reset.",
         convert=float,
     ),
-    _sub(
+    _field(
         "gpu_remapped_rows_failure",
         "remapped_rows.failure",
         "1 when a row remap failed (the GPU needs service).",
@@ -357,12 +344,12 @@ METRICS: tuple[Metric, ...] = (
         "gpu.gpus[].peak.*",
         lambda s: _labelled(s, (*_PRECISIONS, "int8"), _peak),
     ),
-    _sub(
+    _field(
         "gpu_peak_memory_bandwidth_bytes_per_second",
         "peak.memory_bandwidth_bytes_per_second",
         "Theoretical memory bandwidth.",
     ),
-    _sub(
+    _field(
         "gpu_mig_enabled", "mig.enabled", "1 when MIG mode is on (absent: no MIG).", convert=float
     ),
     Metric(

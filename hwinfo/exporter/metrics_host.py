@@ -48,16 +48,12 @@ def _cpu_info(s: Snapshot) -> Iterator[Sample]:
     )
 
 
-def _cpu(field: str) -> Callable[[Snapshot], Iterator[Sample]]:
+def _section_field(section: str, field: str) -> Callable[[Snapshot], Iterator[Sample]]:
+    """One unlabelled value: snapshot.<section>.<field>, absent when either is unknown."""
+
     def read(s: Snapshot) -> Iterator[Sample]:
-        return each([s.cpu] if s.cpu else [], lambda _: (), lambda c: getattr(c, field))
-
-    return read
-
-
-def _memory(field: str) -> Callable[[Snapshot], Iterator[Sample]]:
-    def read(s: Snapshot) -> Iterator[Sample]:
-        return each([s.memory] if s.memory else [], lambda _: (), lambda m: getattr(m, field))
+        part = getattr(s, section)
+        return each([part] if part else [], lambda _: (), lambda p: getattr(p, field))
 
     return read
 
@@ -92,11 +88,11 @@ def _busy(s: Snapshot) -> Iterator[Sample]:
 
 
 def _cpu_field(name: str, field: str, help: str) -> Metric:
-    return Metric(name, "gauge", help, (), f"cpu.{field}", _cpu(field))
+    return Metric(name, "gauge", help, (), f"cpu.{field}", _section_field("cpu", field))
 
 
 def _memory_field(name: str, field: str, help: str) -> Metric:
-    return Metric(name, "gauge", help, (), f"memory.{field}", _memory(field))
+    return Metric(name, "gauge", help, (), f"memory.{field}", _section_field("memory", field))
 
 
 METRICS: tuple[Metric, ...] = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hwinfo.exporter.metric import Metric, Sample
+from hwinfo.exporter.metric import Metric, Sample, each
 from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpu_labels, gpus
 from hwinfo.model.gpu import Gpu, MigDevice
 from hwinfo.model.snapshot import Snapshot
@@ -45,38 +45,33 @@ def _gi_profile(profile: str | None) -> str:
     return rest if head.endswith("c") and rest else profile
 
 
-def _per_gpu_instance(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
-    """One sample per GPU instance: its compute instances share its memory, so count it once."""
-
-    def read(s: Snapshot) -> Iterator[Sample]:
-        for gpu in _mig_gpus(s):
-            seen: set[int | None] = set()
-            for dev in gpu.mig.devices:
+def _devices(s: Snapshot, once_per_gpu_instance: bool = False) -> Iterator[tuple[Gpu, MigDevice]]:
+    """(GPU, MIG device) pairs; with once_per_gpu_instance, the first device of each GI only:
+    compute instances share their GPU instance's memory, so it must be counted once."""
+    for gpu in _mig_gpus(s):
+        seen: set[int | None] = set()
+        for dev in gpu.mig.devices:
+            if once_per_gpu_instance:
                 if dev.gpu_instance_id in seen:
                     continue
                 seen.add(dev.gpu_instance_id)
-                v = value(dev)
-                if v is not None:
-                    yield (
-                        (*gpu_labels(gpu), _id(dev.gpu_instance_id), _gi_profile(dev.profile)),
-                        float(v),
-                    )
+            yield gpu, dev
 
-    return read
+
+def _per_gpu_instance(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
+    return lambda s: each(
+        _devices(s, once_per_gpu_instance=True),
+        lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id), _gi_profile(p[1].profile)),
+        lambda p: value(p[1]),
+    )
 
 
 def _per_device(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
-    def read(s: Snapshot) -> Iterator[Sample]:
-        for gpu in _mig_gpus(s):
-            for dev in gpu.mig.devices:
-                v = value(dev)
-                if v is not None:
-                    yield (
-                        (*gpu_labels(gpu), _id(dev.gpu_instance_id), _id(dev.compute_instance_id)),
-                        float(v),
-                    )
-
-    return read
+    return lambda s: each(
+        _devices(s),
+        lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id), _id(p[1].compute_instance_id)),
+        lambda p: value(p[1]),
+    )
 
 
 def _capacity(field: str) -> Callable[[Snapshot], Iterator[Sample]]:
