@@ -15,6 +15,8 @@ import hwinfo
 # command name -> (module, attribute, one-line help shown by `hwinfo --help`)
 COMMANDS = {
     "report": ("hwinfo.cli.report", "report", "What is in this machine and what it does now."),
+    "check": ("hwinfo.cli.check", "check",
+              "Health verdict for cron, Nagios or CI: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."),
     "sim": ("hwinfo.cli.sim", "sim", "The simulated NVML: GPU machines described by scenario files."),
     "serve": ("hwinfo.cli.serve", "serve", "Serve this machine's state as Prometheus metrics."),
     "export": ("hwinfo.cli.serve", "export",

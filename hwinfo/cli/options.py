@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -26,3 +28,8 @@ def root_option(fn: F) -> F:
         show_default=True,
         help="Read procfs/sysfs below this directory (a fixture tree or a chroot).",
     )(fn)
+
+
+def use_color(no_color: bool) -> bool:
+    """Colour only on a terminal, and never with --no-color or NO_COLOR (no-color.org)."""
+    return not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()

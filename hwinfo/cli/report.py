@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import click
 
-from hwinfo.cli.options import root_option, simulate_option
+from hwinfo.cli.options import root_option, simulate_option, use_color
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
 
-
-
-def _use_color(no_color: bool) -> bool:
-    # https://no-color.org: any non-empty NO_COLOR turns colour off.
-    return not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
 @click.command()
@@ -67,15 +61,13 @@ def report(
     root: str,
 ) -> None:
     """What is in this machine and what it does now."""
-    from hwinfo.collect.remote import RemoteCollector, RemoteError
-    from hwinfo.collect.sources import SetupError, open_collector
+    from hwinfo.collect.remote import RemoteError
+    from hwinfo.collect.sources import SetupError, open_source
 
     try:
-        collector = (
-            RemoteCollector(from_url, ca_file) if from_url else open_collector(
-                root, simulate, gpus=not no_gpu, with_processes=not no_processes,
-                with_commands=full_command,
-            )
+        collector = open_source(
+            from_url, ca_file, root, simulate, gpus=not no_gpu,
+            with_processes=not no_processes, with_commands=full_command,
         )
     except (SetupError, RemoteError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -84,7 +76,7 @@ def report(
     from hwinfo.render.text.report import render_text
     from hwinfo.render.text.style import Style
 
-    style = Style(color=_use_color(no_color))
+    style = Style(color=use_color(no_color))
 
     def show() -> None:
         try:

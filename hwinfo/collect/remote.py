@@ -9,8 +9,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from hwinfo.model.serialize import SchemaError, from_dict
-from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
+from hwinfo.model.serialize import SchemaError, snapshot_from_document
+from hwinfo.model.snapshot import Snapshot
 
 SNAPSHOT_PATH = "/api/v1/snapshot"
 
@@ -38,7 +38,10 @@ def _request(url: str) -> urllib.request.Request:
 
 def fetch_snapshot(url: str, ca_file: str | None = None, timeout: float = 10.0) -> Snapshot:
     request = _request(url)
-    context = ssl.create_default_context(cafile=ca_file) if request.type == "https" else None
+    try:
+        context = ssl.create_default_context(cafile=ca_file) if request.type == "https" else None
+    except (OSError, ssl.SSLError) as exc:
+        raise RemoteError(f"--ca-file {ca_file}: not a usable CA certificate: {exc}") from None
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             document = json.loads(response.read())
@@ -48,14 +51,10 @@ def fetch_snapshot(url: str, ca_file: str | None = None, timeout: float = 10.0) 
         raise RemoteError(f"{request.full_url}: {exc.reason}") from None
     except (OSError, ValueError) as exc:
         raise RemoteError(f"{request.full_url}: {exc}") from None
-    version = document.get("schema_version") if isinstance(document, dict) else None
-    if version != SCHEMA_VERSION:
-        raise RemoteError(f"{request.full_url}: snapshot schema {version!r}, this hwinfo reads "
-                          f"{SCHEMA_VERSION}")
     try:
-        return from_dict(Snapshot, document)
+        return snapshot_from_document(document, request.full_url)
     except SchemaError as exc:
-        raise RemoteError(f"{request.full_url}: {exc}") from None
+        raise RemoteError(str(exc)) from None
 
 
 class RemoteCollector:

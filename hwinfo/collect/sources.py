@@ -9,6 +9,7 @@ from hwinfo.collect.sysfs import Root, RootError
 
 if TYPE_CHECKING:
     from hwinfo.collect.gpu.processes import OwnerLookup
+    from hwinfo.collect.remote import RemoteCollector
     from hwinfo.sim import Machine
 
 
@@ -62,3 +63,14 @@ def open_collector(
             listen_xids=listen_xids,
         )
     return collector
+
+
+def open_source(
+    from_url: str | None, ca_file: str | None, root: str, simulate: str | None, **options: bool
+) -> SnapshotCollector | RemoteCollector:
+    """A remote daemon when a URL is given (raises RemoteError), else the local collectors."""
+    if from_url:
+        from hwinfo.collect.remote import RemoteCollector
+
+        return RemoteCollector(from_url, ca_file)
+    return open_collector(root, simulate, **options)

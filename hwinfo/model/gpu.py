@@ -217,6 +217,24 @@ class Gpu:
     xid_errors: list[XidErrors] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
 
+    def pcie_below_max(self) -> tuple[bool, bool]:
+        """(fewer lanes than the maximum, slower generation than the maximum).
+
+        An idle GPU lowers its link generation to save power (clock event `gpu_idle`); its
+        lanes stay, so fewer lanes is always a fault and a lower generation only when busy.
+        """
+        link = self.pcie
+        if link is None:
+            return False, False
+        narrow = link.width is not None and link.max_width is not None and link.width < link.max_width
+        slow = (
+            link.generation is not None
+            and link.max_generation is not None
+            and link.generation < link.max_generation
+            and "gpu_idle" not in (self.clock_event_reasons or ())
+        )
+        return narrow, slow
+
     def all_processes(self) -> list[GpuProcess]:
         """Processes on the whole GPU and on its MIG devices."""
         procs = list(self.processes)
@@ -231,7 +249,7 @@ class GpuSystem:
     """The NVIDIA driver as NVML sees it, and every GPU it manages."""
 
     # "ok", "no_library" (no NVML library), "no_driver", "driver_mismatch",
-    # "no_permission", "error", "not_collected" (switched off)
+    # "no_permission", "error"
     status: str
     message: str | None  # one line for a person when status is not "ok"
     driver_version: str | None

@@ -6,7 +6,10 @@ import dataclasses
 import types
 import typing
 from functools import cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -70,3 +73,16 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if tp is Any:
         return value
     raise SchemaError(f"{where}: unsupported type {tp!r}")
+
+
+def snapshot_from_document(document: Any, where: str) -> Snapshot:
+    """A Snapshot from a parsed `hwinfo report --format json` document; SchemaError otherwise."""
+    from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
+
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    if version != SCHEMA_VERSION:
+        raise SchemaError(f"{where}: snapshot schema {version!r}, this hwinfo reads {SCHEMA_VERSION}")
+    try:
+        return from_dict(Snapshot, document)
+    except SchemaError as exc:
+        raise SchemaError(f"{where}: {exc}") from None

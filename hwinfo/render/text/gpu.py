@@ -42,19 +42,6 @@ def _link(gen: int | None, width: int | None) -> str:
     return f"gen{or_na(gen, str)} x{or_na(width, str)}"
 
 
-def _link_degraded(gpu: Gpu) -> bool:
-    link = gpu.pcie
-    if link is None:
-        return False
-    return (link.width is not None and link.max_width is not None and link.width < link.max_width) or (
-        link.generation is not None
-        and link.max_generation is not None
-        and link.generation < link.max_generation
-        # An idle GPU drops its link speed to save power: that is not a fault.
-        and "gpu_idle" not in (gpu.clock_event_reasons or [])
-    )
-
-
 def _utilization(gpu: Gpu) -> str:
     if gpu.mig is not None and gpu.mig.enabled:
         return "MIG"
@@ -245,7 +232,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
     else:
         link = (f"{_link(gpu.pcie.generation, gpu.pcie.width)}"
                 f" of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
-        section.field("PCIe", style.warn(link + " (degraded)") if _link_degraded(gpu) else link)
+        section.field("PCIe", style.warn(link + " (degraded)") if any(gpu.pcie_below_max()) else link)
     section.field("Health", _health(gpu, style))
     section.field("Topology", _joined(
         _part("NUMA", gpu.numa_node),

@@ -1,0 +1,160 @@
+"""The thresholds file of `hwinfo check --config FILE`: YAML (so JSON too), every key optional.
+
+Keys are flat and carry their unit, as scenario files do (`_percent`, `_mib`, `_celsius`);
+a key this version does not know is an error, so a typo is caught instead of ignored.
+Errors are one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+# NVIDIA's Xid catalogue sends these to a GPU reset or to service (double-bit ECC,
+# micro-controller halt, row remap failure, NVLink, off the bus, uncontained ECC, GSP,
+# unrecovered ECC, recovery action); the rest are usually the application's (13, 31, 43, ...).
+DEFAULT_XID_CRITICAL = (48, 62, 64, 74, 79, 95, 119, 120, 140, 154)
+
+
+class ConfigError(Exception):
+    """The thresholds file cannot be used; str() is one line for a person."""
+
+
+def _number(low: float, high: float | None = None) -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"expected a number, got {value!r}")
+        if value < low or (high is not None and value > high):
+            bounds = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
+            raise ValueError(f"expected a number {bounds}, got {value!r}")
+        return float(value)
+
+    return parse
+
+
+def _count(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"expected a whole number of at least 0 or null, got {value!r}")
+    return value
+
+
+def _mib(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"expected a whole number of MiB, got {value!r}")
+    return value
+
+
+def _xids(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or any(
+        isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in value
+    ):
+        raise ValueError(f"expected a list of XID numbers, got {value!r}")
+    return tuple(value)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ValueError(f"expected a list of rule names, got {value!r}")
+    return tuple(value)
+
+
+def _key(default: Any, parse: Callable[[Any], Any]) -> Any:
+    return field(default=default, metadata={"parse": parse})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every limit a rule compares with; the defaults are what `hwinfo check` uses without --config."""
+
+    # GPUs the machine should have (`--expect-gpus` overrides); None: no expectation.
+    expect_gpus: int | None = _key(None, _count)
+    # WARNING within this many degrees below the GPU's slowdown temperature; CRITICAL at it.
+    temperature_margin_celsius: float = _key(5.0, _number(0))
+    # Share of system memory still available (MemAvailable) below which memory is short.
+    memory_available_warning_percent: float = _key(10.0, _number(0, 100))
+    memory_available_critical_percent: float = _key(5.0, _number(0, 100))
+    # Share of swap in use from which swapping is a finding.
+    swap_used_warning_percent: float = _key(50.0, _number(0, 100))
+    swap_used_critical_percent: float = _key(90.0, _number(0, 100))
+    # A GPU at or below this utilization is idle; holding this much memory then is a finding.
+    idle_gpu_utilization_percent: float = _key(0.0, _number(0, 100))
+    idle_gpu_memory_mib: int = _key(1024, _mib)
+    # XIDs that are CRITICAL; every other XID is a WARNING, except those ignored.
+    xid_critical: tuple[int, ...] = _key(DEFAULT_XID_CRITICAL, _xids)
+    xid_ignore: tuple[int, ...] = _key((), _xids)
+    # Baseline drift: a system memory size within this share of the baseline's is unchanged
+    # (the kernel's reservations move by a few MiB between boots).
+    memory_drift_percent: float = _key(1.0, _number(0, 100))
+    # Rules (by name, as findings show them) not to run.
+    disable: tuple[str, ...] = _key((), _names)
+
+
+KEYS = tuple(f.name for f in dataclasses.fields(Thresholds))
+
+
+def parse_thresholds(doc: Any, rule_names: Collection[str], where: str) -> Thresholds:
+    """Thresholds from a parsed document; `where` starts every error ("config FILE")."""
+    if doc is None:  # an empty file: every default
+        return Thresholds()
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{where}: expected a mapping of threshold keys, got {type(doc).__name__}")
+    values: dict[str, Any] = {}
+    parsers = {f.name: f.metadata["parse"] for f in dataclasses.fields(Thresholds)}
+    for key, value in doc.items():
+        if key not in parsers:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(KEYS)})")
+        try:
+            values[key] = parsers[key](value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {key}: {exc}") from None
+    limits = Thresholds(**values)
+    _check_consistent(limits, rule_names, where)
+    return limits
+
+
+def _check_consistent(limits: Thresholds, rule_names: Collection[str], where: str) -> None:
+    unknown = [name for name in limits.disable if name not in rule_names]
+    if unknown:
+        raise ConfigError(f"{where}: disable: unknown rule {unknown[0]!r} "
+                          f"(rules: {', '.join(sorted(rule_names))})")
+    # Less available memory is worse; more swap in use is worse.
+    if limits.memory_available_critical_percent > limits.memory_available_warning_percent:
+        raise ConfigError(f"{where}: memory_available_critical_percent "
+                          f"({limits.memory_available_critical_percent:g}) is above "
+                          f"memory_available_warning_percent "
+                          f"({limits.memory_available_warning_percent:g})")
+    if limits.swap_used_critical_percent < limits.swap_used_warning_percent:
+        raise ConfigError(f"{where}: swap_used_critical_percent "
+                          f"({limits.swap_used_critical_percent:g}) is below "
+                          f"swap_used_warning_percent ({limits.swap_used_warning_percent:g})")
+
+
+def load_thresholds(path: str, rule_names: Collection[str]) -> Thresholds:
+    """Read and check a thresholds file; every failure is one ConfigError line."""
+    # Imported here: a check without --config does not pay for PyYAML.
+    import yaml
+
+    where = f"config {path}"
+    try:
+        with open(path, encoding="utf-8") as stream:
+            doc = yaml.safe_load(stream)
+    except OSError as exc:
+        raise ConfigError(f"{where}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: {_yaml_error(exc)}") from None
+    return parse_thresholds(doc, rule_names, where)
+
+
+def _yaml_error(exc: Exception) -> str:
+    """PyYAML's several-line message as one line: where, then what."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return " ".join(str(exc).split())
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
