@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import tempfile
+from pathlib import Path
 
-from common import hwinfo_command, median_call, median_wall, row
+from common import installed_hwinfo, median_call, median_wall, row
 from exporter import churn, scrapes_and_cost
 
 
@@ -19,13 +21,18 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
-def main() -> None:
-    print(f"hwinfo benchmarks on {machine()}")
-    cmd = hwinfo_command()
+def report_timings(cmd: list[str]) -> None:
     print(row("hwinfo report (fresh process, this machine)",
               median_wall([*cmd, "report", "--no-color"]), 250))
     print(row("hwinfo report --simulate dgx-a100-mig (fresh)",
               median_wall([*cmd, "report", "--no-color", "--simulate", "dgx-a100-mig"]), 400))
+
+
+def main() -> None:
+    print(f"hwinfo benchmarks on {machine()}")
+    with tempfile.TemporaryDirectory() as where:
+        cmd = installed_hwinfo(Path(where))
+        report_timings(cmd)
 
     from hwinfo.collect.gpu.collector import GpuCollector
     from hwinfo.collect.sources import scenario_owners

@@ -78,7 +78,6 @@ def check(
     root: str,
 ) -> None:
     """Health verdict of this machine: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
-    from hwinfo.collect.remote import RemoteError
     from hwinfo.collect.sources import SetupError, open_source
     from hwinfo.health.drift import BaselineError, load_baseline
     from hwinfo.health.evaluate import RULE_NAMES, evaluate
@@ -96,11 +95,11 @@ def check(
         limits = dataclasses.replace(limits, expect_gpus=expect_gpus)
     try:
         collector = open_source(from_url, ca_file, root, simulate)
-    except (SetupError, RemoteError) as exc:
+    except SetupError as exc:
         _fail(str(exc), fmt)
     try:
         snapshot = collector.collect()
-    except RemoteError as exc:
+    except SetupError as exc:  # a remote daemon that stopped answering
         _fail(str(exc), fmt)
     finally:
         collector.close()

@@ -61,7 +61,6 @@ def report(
     root: str,
 ) -> None:
     """What is in this machine and what it does now."""
-    from hwinfo.collect.remote import RemoteError
     from hwinfo.collect.sources import SetupError, open_source
 
     try:
@@ -69,7 +68,7 @@ def report(
             from_url, ca_file, root, simulate, gpus=not no_gpu,
             with_processes=not no_processes, with_commands=full_command,
         )
-    except (SetupError, RemoteError) as exc:
+    except SetupError as exc:
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
     from hwinfo.render.json import render_json
@@ -81,7 +80,7 @@ def report(
     def show() -> None:
         try:
             snapshot = collector.collect()
-        except RemoteError as exc:
+        except SetupError as exc:  # a remote daemon that stopped answering
             raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 
 from hwinfo.collect.sysfs import Root
@@ -27,7 +26,7 @@ _DMI_VENDORS = (
 def hostname(root: Root) -> str:
     name = root.read_value("proc/sys/kernel/hostname")
     if name is None and root.path == Root("/").path:
-        name = socket.gethostname()
+        name = os.uname().nodename  # what gethostname() returns, without importing socket
     return name or "unknown"
 
 

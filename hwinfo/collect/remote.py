@@ -9,13 +9,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from hwinfo.collect.sources import SetupError
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
 from hwinfo.model.snapshot import Snapshot
 
 SNAPSHOT_PATH = "/api/v1/snapshot"
 
 
-class RemoteError(Exception):
+class RemoteError(SetupError):
     """The remote snapshot cannot be had; str() is one line for a person."""
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class SetupError(Exception):
-    """The collectors cannot be set up as asked; str() is one line for a person."""
+    """The collectors cannot be set up (or a remote snapshot had) as asked; one line for a person."""
 
 
 def machine_owners(machine: Machine) -> OwnerLookup:
@@ -68,7 +68,7 @@ def open_collector(
 def open_source(
     from_url: str | None, ca_file: str | None, root: str, simulate: str | None, **options: bool
 ) -> SnapshotCollector | RemoteCollector:
-    """A remote daemon when a URL is given (raises RemoteError), else the local collectors."""
+    """A remote daemon when a URL is given, else the local collectors; SetupError otherwise."""
     if from_url:
         from hwinfo.collect.remote import RemoteCollector
 
