@@ -119,3 +119,20 @@ def test_scenario_that_is_not_json(tmp_path: Path) -> None:
     result = run("report", "--simulate", str(broken))
     assert result.returncode == 1 and "line 2" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_watch_refreshes_until_interrupted() -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [*HWINFO, "report", "--watch", "0.2", "--format", "json", "--simulate", "cloud-t4"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    documents = [json.loads(line) for line in out.splitlines()]  # JSON Lines while watching
+    assert proc.returncode == 0 and "Traceback" not in err
+    assert len(documents) >= 3
+    assert len({d["timestamp_seconds"] for d in documents}) == len(documents)

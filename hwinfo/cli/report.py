@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
-import time
+import threading
 
 import click
 
@@ -89,13 +90,15 @@ def report(
             text = render_text(snapshot, style, show_processes=not no_processes)
             click.echo((_CLEAR if watch and sys.stdout.isatty() else "") + text, nl=False)
 
+    # Ctrl-C (or SIGTERM) ends --watch between refreshes, never in the middle of one: a
+    # reader of the JSON lines must not get half a document.
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     try:
         show()
-        while watch:
-            time.sleep(watch)
+        while watch and not stop.wait(watch):
             show()
-    except KeyboardInterrupt:
-        pass
     finally:
         collector.close()
 
