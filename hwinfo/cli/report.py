@@ -12,6 +12,7 @@ from hwinfo.cli.options import root_option, simulate_option, use_color
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 
@@ -85,15 +86,22 @@ def report(
             raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.
-            click.echo(render_json(snapshot, indent=None if watch else 2))
+            output = render_json(snapshot, indent=None if watch else 2) + "\n"
         else:
             text = render_text(snapshot, style, show_processes=not no_processes)
-            click.echo((_CLEAR if watch and sys.stdout.isatty() else "") + text, nl=False)
+            output = (_CLEAR if watch and sys.stdout.isatty() else "") + text
+        # Ctrl-C (or SIGTERM) ends --watch between refreshes, never inside one: a reader of
+        # the JSON lines must not get half a document. So the signals wait while we write
+        # (a slow reader can hold a write for long), and arrive during the pause.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            click.echo(output, nl=False)
+            sys.stdout.flush()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
-    # Ctrl-C (or SIGTERM) ends --watch between refreshes, never in the middle of one: a
-    # reader of the JSON lines must not get half a document.
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _STOP_SIGNALS:
         signal.signal(signum, lambda *_: stop.set())
     try:
         show()
