@@ -5,7 +5,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hwinfo import sim
 from hwinfo.collect.gpu.collector import GpuCollector
+from hwinfo.collect.sources import machine_owners
 from hwinfo.cpulist import parse_cpulist
 
 from .conftest import MIB, scenario_json
@@ -192,3 +194,33 @@ def test_no_processes_option(simulate: Callable[..., GpuCollector]) -> None:
     system = simulate("dgx-a100-mig", with_processes=False).collect()
     assert all(gpu.all_processes() == [] for gpu in system.gpus)
     assert system.users == []
+
+
+def test_mig_processes_and_lost_gpus_are_found_anew_every_sample() -> None:
+    machine = sim.install("dgx-a100-mig")
+    collector = GpuCollector(machine_owners(machine))
+    try:
+        _changes_between_samples(machine, collector)
+    finally:
+        collector.close()
+        sim.uninstall()
+
+
+def _changes_between_samples(machine: sim.Machine, collector: GpuCollector) -> None:
+    assert collector.collect().gpus[3].mig.devices == []
+    machine.reconfigure_mig(
+        3,
+        {"enabled": True, "gpu_instances": [{"profile": "3g.40gb"}, {"profile": "3g.40gb"}]},
+        [{"pid": 777, "used_memory_mib": 300, "gpu_instance_id": 1, "compute_instance_id": 0,
+          "user": 'o"brien', "command": "python -c 'x\ny'"}],
+    )
+    gpu = collector.collect().gpus[3]
+    assert [d.profile for d in gpu.mig.devices] == ["3g.40gb", "3g.40gb"]
+    assert [(p.pid, p.user) for p in gpu.all_processes()] == [(777, 'o"brien')]
+    machine.set_processes(7, [])
+    machine.set_lost(5, True)
+    system = collector.collect()
+    assert system.gpus[7].processes == [] and system.gpus[5].lost
+    assert all(u.gpu_index != 7 for u in system.users)
+    machine.set_lost(5, False)
+    assert not collector.collect().gpus[5].lost
