@@ -64,6 +64,10 @@ def value(metrics: dict[str, Any], name: str, **labels: str) -> float | None:
     return None
 
 
+def _seconds(took: float | None) -> str:
+    return "NEVER (timed out)" if took is None else f"{took:.1f} s"
+
+
 class Wrk:
     """20 keep-alive scrapers for a while, in a process of their own."""
 
@@ -117,12 +121,11 @@ class Controller:
         load = Wrk(self.url, 40)
         took = self.wait_for(lambda m: value(m, "hwinfo_collection_stalled", source="gpu") == 1, 30)
         most_threads = threads()
-        stale_at = time.monotonic()
-        print(f"   staleness visible after {took:.1f} s" if took is not None else "   NEVER STALE")
+        print(f"   staleness visible {_seconds(took)} into the phase (the hang starts at sample "
+              f"{HANG_AT_SAMPLE}, {HANG_AT_SAMPLE * INTERVAL:g} s after start)")
         back = self.wait_for(lambda m: value(m, "hwinfo_collection_stalled", source="gpu") == 0, 45)
         most_threads = max(most_threads, threads())
-        print(f"   recovered {back + (time.monotonic() - stale_at - back):.1f} s after it went stale"
-              if back is not None else "   DID NOT RECOVER")
+        print(f"   recovered {_seconds(back)} after it went stale")
         print(f"   scrapes during the hang: {load.result()}; threads at most {most_threads}")
 
     def lost_gpu(self) -> None:
@@ -134,8 +137,9 @@ class Controller:
         live = [value(others, "hwinfo_gpu_temperature_celsius", gpu=str(i)) for i in (0, 1, 3, 4)]
         self.machine.set_lost(2, False)
         back = self.wait_for(lambda m: value(m, "hwinfo_gpu_lost", gpu="2") == 0, 10)
-        print(f"   marked lost after {took} s; other GPUs reporting: {all(v is not None for v in live)};"
-              f" back after {back} s; scrapes: {load.result()}")
+        print(f"   marked lost after {_seconds(took)}; other GPUs reporting: "
+              f"{all(v is not None for v in live)}; back after {_seconds(back)}; "
+              f"scrapes: {load.result()}")
 
     def churn(self) -> None:
         print("3. MIG reconfigured between samples, short-lived processes, awkward names")
