@@ -14,11 +14,11 @@ from hwinfo.collect.cpu_frequency import (
     max_frequency,
     min_frequency,
 )
-from hwinfo.collect.cpu_info import architecture, is_live, parse_cpuinfo, read_identity
+from hwinfo.collect.cpu_info import architecture, parse_cpuinfo, read_identity
 from hwinfo.collect.cpu_load import busy_ratios, parse_cpu_times, parse_load_average
 from hwinfo.collect.cpu_topology import online_cpus, read_topology
 from hwinfo.collect.numa import node_cpus, node_ids, node_memory_bytes
-from hwinfo.collect.sysfs import Root
+from hwinfo.collect.sysfs import Root, is_live
 from hwinfo.model.cpu import Cpu, NumaNode
 
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from hwinfo.collect.sysfs import Root
 
 # arm64 kernels print only the MIDR fields; these tables turn them into names, as lscpu does.
 # Sources: Linux arch/arm64/include/asm/cputype.h (implementer and part numbers) and
@@ -142,11 +139,6 @@ def read_identity(blocks: list[dict[str, str]], use_py_cpuinfo: bool = False) ->
     if "CPU implementer" in first:
         return arm_identity(first)
     return x86_identity(first)
-
-
-def is_live(root: Root) -> bool:
-    """Whether the root is this machine's own filesystem, not a fixture tree or a chroot."""
-    return root.path.resolve() == Path("/")
 
 
 def architecture(blocks: list[dict[str, str]], live: bool) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from hwinfo.collect.sysfs import Root
+from hwinfo.collect.sysfs import Root, is_live
 from hwinfo.model.host import Host
 
 # DMI vendor/product substrings -> hypervisor kind, the way systemd-detect-virt names them.
@@ -25,7 +25,7 @@ _DMI_VENDORS = (
 
 def hostname(root: Root) -> str:
     name = root.read_value("proc/sys/kernel/hostname")
-    if name is None and root.path == Root("/").path:
+    if name is None and is_live(root):
         name = os.uname().nodename  # what gethostname() returns, without importing socket
     return name or "unknown"
 
@@ -101,7 +101,7 @@ class HostCollector:
 
     def __init__(self, root: Root) -> None:
         self.root = root
-        live = root.path == Root("/").path
+        live = is_live(root)
         self._static = {
             "hostname": hostname(root),
             "os_name": os_name(root),

@@ -54,3 +54,8 @@ class Root:
 
     def exists(self, rel: str) -> bool:
         return self.file(rel).exists()
+
+
+def is_live(root: Root) -> bool:
+    """Whether the root is this machine's own filesystem, not a fixture tree or a chroot."""
+    return root.path.resolve() == Path("/")

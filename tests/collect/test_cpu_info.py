@@ -12,7 +12,6 @@ from hwinfo.collect.cpu_info import (
     CpuIdentity,
     architecture,
     arm_identity,
-    is_live,
     parse_cpuinfo,
     read_identity,
 )
@@ -108,10 +107,6 @@ def test_architecture(tmp_path: Path) -> None:
     assert architecture([], live=False) is None
     assert architecture([], live=True) == os.uname().machine
 
-
-def test_is_live(tmp_path: Path) -> None:
-    assert is_live(Root("/"))
-    assert not is_live(Root(tmp_path))
 
 
 def test_live_model_name_matches_lscpu() -> None:

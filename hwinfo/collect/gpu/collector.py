@@ -119,30 +119,21 @@ class GpuCollector:
             if self._xids is not None:
                 self._xids.register(uuid, handle)
             read.unavailable.update(static.unavailable)
-            dynamic = read_dynamic(read, handle, in_mig_mode=False)
-            mig = read_mig(read, handle, static.mig_profiles, self.owner_of, self.with_commands)
-            if mig is not None and mig.enabled:
-                # In MIG mode the parent has no utilization, and its process list would
-                # repeat the MIG devices' lists: processes are kept per MIG device.
-                dynamic["utilization_gpu_ratio"] = dynamic["utilization_memory_ratio"] = None
-                read.unavailable.pop("utilization", None)
-                processes = []
-            elif self.with_processes:
-                processes = read_processes(read, handle, self.owner_of, self.with_commands)
-            else:
-                processes = []
-            if mig is not None and not self.with_processes:
-                for device in mig.devices:
-                    device.processes = []
-        except GpuLost:
-            return self._lost(index, "GPU is lost")
-        except pynvml.NVMLError_GpuIsLost:
-            return self._lost(index, "GPU is lost")
+            mig = read_mig(read, handle, static.mig_profiles, self.owner_of,
+                           self.with_processes, self.with_commands)
+            in_mig_mode = mig is not None and mig.enabled
+            dynamic = read_dynamic(read, handle, in_mig_mode)
+            # In MIG mode the parent's process list would repeat its MIG devices' lists:
+            # processes are kept per MIG device.
+            processes = (
+                read_processes(read, handle, self.owner_of, self.with_commands)
+                if self.with_processes and not in_mig_mode else []
+            )
+        except (GpuLost, pynvml.NVMLError_GpuIsLost):
+            return self._unreadable(index, "GPU is lost", lost=True)
         except pynvml.NVMLError as exc:
             # No handle at all (no permission on this GPU's device node, for one).
-            gpu = self._lost(index, nvml.describe(exc))
-            gpu.lost = False
-            return gpu
+            return self._unreadable(index, nvml.describe(exc), lost=False)
         return Gpu(
             index=index,
             lost=False,
@@ -161,12 +152,12 @@ class GpuCollector:
         self._static[uuid] = static
         return static
 
-    def _lost(self, index: int, reason: str) -> Gpu:
+    def _unreadable(self, index: int, reason: str, lost: bool) -> Gpu:
         """A GPU NVML cannot read: what was known of it before, and why."""
         fields: dict[str, Any] = dict.fromkeys(_REQUIRED)
         uuid = self._uuid_at.get(index)
         if uuid is not None:
             fields.update(self._static[uuid].values, uuid=uuid)
-        fields.update(index=index, lost=True, unavailable={"gpu": reason},
+        fields.update(index=index, lost=lost, unavailable={"gpu": reason},
                       xid_errors=self._xid_errors(uuid))
         return Gpu(**fields)

@@ -64,7 +64,9 @@ def _profile_of(name: str | None) -> str | None:
     return name.split(_MIG_NAME_MARK, 1)[1]
 
 
-def _device(index: int, handle: Any, owner_of: OwnerLookup, with_command: bool) -> MigDevice:
+def _device(
+    index: int, handle: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool
+) -> MigDevice:
     read = Reader()
     memory = read("memory", memory_info, handle)
     attributes = read("attributes", pynvml.nvmlDeviceGetAttributes, handle)
@@ -77,12 +79,14 @@ def _device(index: int, handle: Any, owner_of: OwnerLookup, with_command: bool) 
         multiprocessor_count=attributes.multiprocessorCount if attributes is not None else None,
         memory_total_bytes=memory[0] if memory is not None else None,
         memory_used_bytes=memory[1] if memory is not None else None,
-        processes=read_processes(read, handle, owner_of, with_command),
+        processes=read_processes(read, handle, owner_of, with_command) if with_processes else [],
         unavailable=read.unavailable,
     )
 
 
-def _devices(parent: Any, owner_of: OwnerLookup, with_command: bool) -> list[MigDevice]:
+def _devices(
+    parent: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool
+) -> list[MigDevice]:
     devices = []
     for index in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(parent)):
         try:
@@ -91,7 +95,7 @@ def _devices(parent: Any, owner_of: OwnerLookup, with_command: bool) -> list[Mig
             # Indices are dense on drivers seen so far; skipping (not stopping) also
             # survives a gap left by an instance destroyed mid-walk.
             continue
-        devices.append(_device(index, handle, owner_of, with_command))
+        devices.append(_device(index, handle, owner_of, with_processes, with_command))
     return devices
 
 
@@ -144,6 +148,7 @@ def read_mig(
     parent: Any,
     profiles: list[GpuInstanceProfile],
     owner_of: OwnerLookup,
+    with_processes: bool,
     with_command: bool,
 ) -> Mig | None:
     """The MIG state of a GPU; None when it cannot do MIG."""
@@ -154,7 +159,7 @@ def read_mig(
     mig = Mig(enabled=enabled, pending_enabled=pending)
     if not enabled:
         return mig
-    mig.devices = read("mig_devices", _devices, parent, owner_of, with_command) or []
+    mig.devices = read("mig_devices", _devices, parent, owner_of, with_processes, with_command) or []
     mig.gpu_instances = read("mig_gpu_instances", _gpu_instances, parent, profiles)
     mig.capacity = _capacity(read, parent, profiles)
     return mig
