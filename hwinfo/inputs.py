@@ -1,0 +1,174 @@
+"""Files and documents a user hands us, read as hostile: bounded, and refused in one line.
+
+Every file hwinfo reads because a person named it (a scenario, a thresholds file, a
+baseline, a web-config and its certificates, an nvidia-smi dump) goes through here, and so
+does every JSON or YAML document that arrives over the network. What can go wrong is
+refused as an InputError whose text is one line naming the source and what is wrong:
+
+- special files: a FIFO would block the read forever, /dev/zero never ends, a directory
+  or a device is not a document;
+- size: a file is read up to its limit and no further;
+- encoding: binary or non-UTF-8 text;
+- nesting: a parse that recurses too deep, or a document nested deeper than MAX_DEPTH;
+- size after parsing: more than MAX_NODES values (YAML aliases can multiply a small file);
+- numbers: NaN and infinities, which JSON and YAML parsers both accept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from typing import Any
+
+# Inputs are small: a web-config is a few hundred bytes, an 8-GPU `nvidia-smi -q -x` dump is
+# about 200 KiB, the largest built-in scenario 12 KiB. The limits leave room for large
+# machines while keeping a hostile file from costing more than a few hundred MB.
+DEFAULT_LIMIT_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 1_000_000
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class InputError(ValueError):
+    """An input that cannot be used; str() is one line that names it."""
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES) -> bytes:
+    """The content of a regular file, at most `limit` bytes; `what` names it in errors."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputError(f"{what}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{what}: not a regular file ({_kind(mode)})")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise InputError(f"{what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise InputError(f"{what}: larger than {_size(limit)}, the most accepted")
+    return b"".join(chunks)
+
+
+def decode_text(data: bytes, what: str) -> str:
+    """UTF-8 text, or one line saying it is not (binary files land here)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what}: not UTF-8 text (binary?) at byte {exc.start}") from None
+    if "\x00" in text:
+        raise InputError(f"{what}: not text (it holds NUL bytes)")
+    return text
+
+
+def read_text(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES) -> str:
+    return decode_text(read_bytes(path, what, limit), what)
+
+
+def parse_json(text: str | bytes, what: str) -> Any:
+    """A JSON document, bounded in depth and size; NaN and Infinity are refused."""
+    try:
+        document = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"{what}: nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what}: line {exc.lineno}, column {exc.colno}: invalid JSON: "
+                         f"{exc.msg}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what}: not UTF-8 text") from None
+    except _ConstantRefused as exc:
+        raise InputError(f"{what}: {exc} is not a number JSON allows") from None
+    check_document(document, what)
+    return document
+
+
+def parse_yaml(text: str, what: str) -> Any:
+    """A YAML document (safe types only), bounded in depth and size, with finite numbers."""
+    # Imported here: commands that read no YAML do not pay for PyYAML.
+    import yaml
+
+    try:
+        document = yaml.safe_load(text)
+    except RecursionError:
+        raise InputError(f"{what}: nested too deeply") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{what}: {yaml_error(exc)}") from None
+    check_document(document, what)
+    return document
+
+
+def yaml_error(exc: Exception) -> str:
+    """PyYAML's several-line message as one line: where, then what."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return " ".join(str(exc).split())
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def check_document(document: Any, what: str) -> None:
+    """Refuse a parsed document deeper than MAX_DEPTH, larger than MAX_NODES, or with NaN/inf.
+
+    Iterative, and counting every visit: YAML aliases can make a small file a huge tree of
+    shared references, which the node budget stops early.
+    """
+    stack: list[tuple[Any, int, str]] = [(document, 0, "")]
+    nodes = 0
+    while stack:
+        value, depth, where = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise InputError(f"{what}: more than {MAX_NODES:,} values")
+        if depth > MAX_DEPTH:
+            raise InputError(f"{what}: nested deeper than {MAX_DEPTH} levels at {where or 'top'}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{what}: {where or 'value'}: {value} is not a finite number")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1, f"{where}.{key}" if where else str(key))
+                         for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
+
+
+def finite(value: float, what: str) -> float:
+    """`value` when it is a finite number; NaN and infinities are refused."""
+    if not math.isfinite(value):
+        raise InputError(f"{what}: {value} is not a finite number")
+    return value
+
+
+class _ConstantRefused(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _ConstantRefused(name)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
