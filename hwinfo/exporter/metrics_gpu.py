@@ -60,6 +60,17 @@ def _field(
     return Metric(name, type, help, GPU_LABELS, f"gpu.gpus[].{path}", per_gpu(value))
 
 
+# GPM activity (Activity fields), exported for whole GPUs here and per GPU instance in
+# metrics_mig.py: field -> what the ratio is of.
+ACTIVITY = (
+    ("graphics_active_ratio", "Share of time any graphics or compute engine was active (GPM)."),
+    ("sm_active_ratio", "Share of SM cycles with at least one warp resident (GPM)."),
+    ("sm_occupancy_ratio", "Warps resident against the SMs' maximum (GPM)."),
+    ("tensor_active_ratio", "Share of SM cycles the tensor pipes were busy (GPM)."),
+    ("dram_bandwidth_ratio", "Device memory bandwidth used against its peak (GPM)."),
+)
+
+
 def _labelled(
     s: Snapshot, keys: Iterable[str], value: Callable[[Gpu, str], Any]
 ) -> Iterator[Sample]:
@@ -199,6 +210,7 @@ METRICS: tuple[Metric, ...] = (
         "utilization_gpu_ratio",
         "Share of time a kernel ran (not in MIG mode: NVML has none there).",
     ),
+    *(_field(f"gpu_{name}", f"activity.{name}", help) for name, help in ACTIVITY),
     _field(
         "gpu_memory_utilization_ratio",
         "utilization_memory_ratio",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hwinfo.exporter.metric import Metric, Sample, each
-from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpu_labels, gpus
+from hwinfo.exporter.metrics_gpu import ACTIVITY, GPU_LABELS, gpu_labels, gpus
 from hwinfo.model.gpu import Gpu, MigDevice
 from hwinfo.model.snapshot import Snapshot
 
@@ -127,6 +127,17 @@ METRICS: tuple[Metric, ...] = (
         GI_LABELS,
         "gpu.gpus[].mig.devices[].memory_used_bytes",
         _per_gpu_instance(lambda d: d.memory_used_bytes),
+    ),
+    *(
+        Metric(
+            f"mig_gpu_instance_{name}",
+            "gauge",
+            help.replace(" (GPM).", " in a GPU instance (GPM, Hopper and newer)."),
+            GI_LABELS,
+            f"gpu.gpus[].mig.devices[].activity.{name}",
+            _per_gpu_instance(lambda d, name=name: getattr(d.activity, name, None)),
+        )
+        for name, help in ACTIVITY
     ),
     Metric(
         "mig_profile_free_instances",

@@ -38,6 +38,22 @@ class UserUsage:
 
 
 @dataclass
+class Activity:
+    """What the GPU's performance monitor (GPM, Hopper and newer) measured over a window.
+
+    Ratios 0..1 of the window: any engine active, SMs busy, warps resident against the
+    maximum, tensor pipes busy, and DRAM bandwidth used against the peak.
+    """
+
+    window_seconds: float
+    graphics_active_ratio: float | None
+    sm_active_ratio: float | None
+    sm_occupancy_ratio: float | None
+    tensor_active_ratio: float | None
+    dram_bandwidth_ratio: float | None
+
+
+@dataclass
 class MigDevice:
     """One MIG device: a compute instance inside a GPU instance."""
 
@@ -52,6 +68,9 @@ class MigDevice:
     memory_used_bytes: int | None
     processes: list[GpuProcess] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
+    # Of its GPU instance (GPM samples GPU instances); None: no GPM (before Hopper), or the
+    # first of the two samples it needs.
+    activity: Activity | None = None
 
 
 @dataclass
@@ -216,6 +235,8 @@ class Gpu:
     # Critical XID events by code; empty when none came (or no event listener runs).
     xid_errors: list[XidErrors] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
+    # The whole GPU, outside MIG mode (see MigDevice.activity for MIG).
+    activity: Activity | None = None
 
     def pcie_below_max(self) -> tuple[bool, bool]:
         """(fewer lanes than the maximum, slower generation than the maximum).

@@ -207,6 +207,19 @@ class EventSet:
         self.queue: deque[tuple[GpuDevice, XidEvent]] = deque()
 
 
+class GpmSample:
+    """A GPM sample buffer (nvmlGpmSampleAlloc): empty until a SampleGet fills it."""
+
+    __slots__ = ("gpm", "gpu", "handle", "source", "taken_at")
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+        self.gpu = NO_GPU  # a buffer belongs to no GPU: freeing it works whatever happened
+        self.source: tuple[int, int | None] | None = None  # (GPU index, GPU instance id)
+        self.taken_at = 0.0
+        self.gpm: sc.GpmSpec | None = None
+
+
 class Machine:
     """A simulated machine built from a Scenario; see the module docstring for mutations."""
 
@@ -221,6 +234,7 @@ class Machine:
         self.gpu_instances: dict[int, GpuInstance] = {}
         self.compute_instances: dict[int, ComputeInstance] = {}
         self.event_sets: dict[int, EventSet] = {}
+        self.gpm_samples: dict[int, GpmSample] = {}
         # Fault call name -> the faults active at the current sample, in scenario order.
         self.active_faults: dict[str, tuple[FaultSpec, ...]] = {}
         self._lock = threading.Lock()
@@ -322,6 +336,16 @@ class Machine:
     def free_event_set(self, event_set: EventSet) -> None:
         with self._lock:
             self.event_sets.pop(event_set.handle, None)
+
+    def new_gpm_sample(self) -> GpmSample:
+        with self._lock:
+            sample = GpmSample(next(self._ids))
+            self.gpm_samples[sample.handle] = sample
+            return sample
+
+    def free_gpm_sample(self, sample: GpmSample) -> None:
+        with self._lock:
+            self.gpm_samples.pop(sample.handle, None)
 
     # -- identity ---------------------------------------------------------------------------
 

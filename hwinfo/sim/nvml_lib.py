@@ -18,7 +18,13 @@ from collections.abc import Callable
 from ctypes import addressof
 from functools import cache
 
-from hwinfo.sim import nvml_lib_device, nvml_lib_events, nvml_lib_mig, nvml_lib_processes
+from hwinfo.sim import (
+    nvml_lib_device,
+    nvml_lib_events,
+    nvml_lib_gpm,
+    nvml_lib_mig,
+    nvml_lib_processes,
+)
 from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     GPU_IS_LOST,
@@ -124,6 +130,7 @@ SYMBOLS: tuple[Symbol, ...] = (
     *nvml_lib_mig.SYMBOLS,
     *nvml_lib_processes.SYMBOLS,
     *nvml_lib_events.SYMBOLS,
+    *nvml_lib_gpm.SYMBOLS,
 )
 
 
@@ -175,6 +182,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
         "gpu_instance": m.gpu_instances,
         "compute_instance": m.compute_instances,
         "event_set": m.event_sets,
+        "gpm_sample": m.gpm_samples,
     }[sym.target]
 
     def on_handle(handle: object, *args: object) -> int:

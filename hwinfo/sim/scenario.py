@@ -6,6 +6,7 @@ naming the file, the field by its path, and what is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -215,11 +216,23 @@ class ComputeInstanceSpec:
 
 
 @dataclass(frozen=True)
+class GpmSpec:
+    """What GPU performance monitoring measures (nvmlGpmMetricsGet), in percent."""
+
+    graphics_active_percent: float = 0.0
+    sm_active_percent: float = 0.0
+    sm_occupancy_percent: float = 0.0
+    tensor_active_percent: float = 0.0
+    dram_bandwidth_percent: float = 0.0
+
+
+@dataclass(frozen=True)
 class GpuInstanceSpec:
     id: int
     start: int  # first memory slice
     profile: GpuInstanceProfile
     compute_instances: tuple[ComputeInstanceSpec, ...]
+    gpm: GpmSpec | None = None  # None: idle to GPM
 
 
 @dataclass(frozen=True)
@@ -283,6 +296,7 @@ class GpuSpec:
     nvlink_max_links: int
     numa_node: int | None
     cpu_affinity: tuple[int, ...] | None
+    gpm: GpmSpec | None  # None: idle to GPM (where the board has it)
     mig: MigSpec | None
     processes: tuple[ProcessSpec, ...]
     lost: Window | None
@@ -560,7 +574,22 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         "nvlink_links": _optional(count),
         "numa_node": _optional(count),
         "cpu_affinity": _optional(cpus),
+        "gpm": _optional(lambda p, v: read_gpm(r, p, v)),
     }
+
+
+def read_gpm(r: Reader, path: str, value: object) -> GpmSpec:
+    """A `gpm` object: each key a percentage, absent keys 0."""
+    keys = tuple(f.name for f in dataclasses.fields(GpmSpec))
+    data = r.obj(path, value, keys)
+
+    def percent(key: str) -> float:
+        number = r.number(_join(path, key), data[key])
+        if number > 100:
+            r.fail(_join(path, key), f"a percentage is at most 100, got {number:g}")
+        return number
+
+    return GpmSpec(**{key: percent(key) for key in data})
 
 
 def _opt_int(r: Reader, path: str, data: Mapping[str, object], key: str) -> int | None:
@@ -769,7 +798,7 @@ def parse_mig(
     requests = []
     for i, item in enumerate(items):
         p = _join(gi_path, i)
-        gi = r.obj(p, item, ("profile", "start", "id", "compute_instances"), ("profile",))
+        gi = r.obj(p, item, ("profile", "start", "id", "compute_instances", "gpm"), ("profile",))
         name = r.str(_join(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
@@ -817,7 +846,8 @@ def parse_mig(
         cis = _parse_compute_instances(
             r, _join(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
-        instances.append(GpuInstanceSpec(gid, start, profile, cis))
+        gpm = None if gi.get("gpm") is None else read_gpm(r, _join(p, "gpm"), gi["gpm"])
+        instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm))
     return MigSpec(enabled, pending, tuple(instances))
 
 

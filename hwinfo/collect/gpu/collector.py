@@ -11,10 +11,11 @@ import pynvml
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.device import read_dynamic, read_static
 from hwinfo.collect.gpu.events import XidListener
+from hwinfo.collect.gpu.gpm import GpmReader, Key, attach
 from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
 from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
 from hwinfo.collect.gpu.processes import OwnerLookup, local_owner, read_processes, user_rollup
-from hwinfo.model.gpu import Gpu, GpuSystem, XidErrors
+from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
 
 log = logging.getLogger("hwinfo.gpu")
 
@@ -59,6 +60,8 @@ class GpuCollector:
         self._driver: dict[str, str | None] = {}
         self._static: dict[str, _Static] = {}
         self._uuid_at: dict[int, str] = {}  # index -> UUID last seen there, to name a lost GPU
+        self._gpm = GpmReader()
+        self._activities: dict[Key, Activity] = {}
 
     def collect(self) -> GpuSystem:
         if not self._started:
@@ -76,7 +79,10 @@ class GpuCollector:
         except pynvml.NVMLError as exc:
             return GpuSystem("error", f"NVML cannot count the GPUs: {nvml.describe(exc)}",
                              **self._driver)
+        self._activities = {}
         gpus = [self._gpu(index) for index in range(count)]
+        self._activities.update(self._gpm.finish())
+        attach(gpus, self._activities)
         return GpuSystem("ok", None, gpus=gpus, users=user_rollup(gpus), **self._driver)
 
     def close(self) -> None:
@@ -84,6 +90,7 @@ class GpuCollector:
             self._xids.close()
             self._xids = None
         if self._started:
+            self._gpm.close()
             nvml.stop()
             self._started = False
 
@@ -123,6 +130,10 @@ class GpuCollector:
                            self.with_processes, self.with_commands)
             in_mig_mode = mig is not None and mig.enabled
             dynamic = read_dynamic(read, handle, in_mig_mode)
+            if self._gpm.supported(handle, uuid):
+                instances = sorted({d.gpu_instance_id for d in mig.devices
+                                    if d.gpu_instance_id is not None}) if in_mig_mode else None
+                self._activities.update(self._gpm.sample(handle, uuid, instances))
             # In MIG mode the parent's process list would repeat its MIG devices' lists:
             # processes are kept per MIG device.
             processes = (

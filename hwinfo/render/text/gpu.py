@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
-from hwinfo.model.gpu import Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section
@@ -158,6 +158,16 @@ def _joined(*parts: str | None) -> str:
     return _SEP.join(present) if present else NA
 
 
+def activity_text(activity: Activity) -> str:
+    """What GPM measured, and over how long."""
+    return _joined(
+        _part("SM active", activity.sm_active_ratio, percent),
+        _part("occupancy", activity.sm_occupancy_ratio, percent),
+        _part("tensor", activity.tensor_active_ratio, percent),
+        _part("DRAM bandwidth", activity.dram_bandwidth_ratio, percent),
+    ) + f" (GPM, over {activity.window_seconds:.1f} s)"
+
+
 def _celsius(t: float) -> str:
     return f"{t:.0f}°C"
 
@@ -199,8 +209,11 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
               lambda total: f"{or_na(gpu.bar1_used_bytes, size)} / {size(total)}"),
     )))
     if gpu.mig is not None and gpu.mig.enabled:
-        # nvml.h: no utilization for a MIG-mode GPU or its instances (DCGM profiling has it).
-        section.field("Utilization", "not available in MIG mode")
+        # nvml.h: no utilization for a MIG-mode GPU or its instances; GPM (Hopper and newer)
+        # measures each GPU instance, shown in the MIG table.
+        per_instance = any(d.activity is not None for d in gpu.mig.devices)
+        section.field("Utilization", "per GPU instance: SM active in the MIG table (GPM)"
+                      if per_instance else "not available in MIG mode")
     else:
         section.field("Utilization", _unavailable(gpu, "utilization", _joined(
             _part("GPU", gpu.utilization_gpu_ratio, percent),
@@ -208,6 +221,8 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
             _part("encoder", gpu.utilization_encoder_ratio, percent),
             _part("decoder", gpu.utilization_decoder_ratio, percent),
         )))
+        if gpu.activity is not None:
+            section.field("Activity", activity_text(gpu.activity))
     section.field("Temperature", _joined(
         _part("", gpu.temperature_celsius, _celsius),
         _part("slowdown", gpu.temperature_slowdown_celsius, _celsius),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hwinfo.model.gpu import Mig
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, or_na, size
+from hwinfo.render.units import NA, or_na, percent, size
 
 
 def _mode(mig: Mig) -> str:
@@ -23,8 +23,11 @@ def render_mig(mig: Mig, section: Section) -> None:
     if not mig.devices:
         section.line(style.warn("MIG is enabled but no instances exist: the GPU runs no work"), 2)
     else:
+        # GPM (Hopper and newer) measures each GPU instance; older boards get no column.
+        activity = any(dev.activity is not None for dev in mig.devices)
         rows = []
         for dev in mig.devices:
+            sm_active = dev.activity.sm_active_ratio if dev.activity else None
             rows.append([
                 str(dev.index),
                 dev.profile or NA,
@@ -33,11 +36,13 @@ def render_mig(mig: Mig, section: Section) -> None:
                 or_na(dev.multiprocessor_count, str),
                 f"{or_na(dev.memory_used_bytes, size)} / {or_na(dev.memory_total_bytes, size)}",
                 str(len(dev.processes)),
+                *([or_na(sm_active, percent)] if activity else []),
             ])
         section.table(
-            ("Dev", "Profile", "GI", "CI", "SMs", "Memory (per GI)", "Procs"),
+            ("Dev", "Profile", "GI", "CI", "SMs", "Memory (per GI)", "Procs",
+             *(["SM active"] if activity else [])),
             rows,
-            (True, False, True, True, True, True, True),
+            (True, False, True, True, True, True, True, *([True] if activity else [])),
             indent=2,
         )
     if mig.capacity is None:

@@ -63,3 +63,15 @@ def test_colour_only_when_asked() -> None:
     system = _system("faults-demo", samples=4)
     assert "\x1b[" not in render_gpus(system, Style(color=False))
     assert "\x1b[31;1m" in render_gpus(system, Style(color=True))
+
+
+def test_gpm_activity_per_gpu_instance_and_per_gpu() -> None:
+    mig = render_gpus(_system("h200-mig"), Style(color=False))
+    assert "per GPU instance: SM active in the MIG table (GPM)" in mig
+    rows = {line.split()[2]: line.split()[-1] for line in mig.splitlines()
+            if line.strip().startswith(("0 ", "1 ", "2 ", "3 ")) and "g." in line}
+    assert rows == {"2": "62%", "3": "85%", "9": "0%", "10": "35%"}
+    whole = render_gpus(_system("dgx-h100"), Style(color=False))
+    assert "SM active 78% · occupancy 39% · tensor 61%" in whole
+    assert max(len(line) for line in whole.splitlines()) <= 80
+    assert "SM active" not in render_gpus(_system("dgx-a100-mig"), Style(color=False))
