@@ -351,7 +351,7 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "gpu_peak_flops",
         "gauge",
-        "Theoretical dense peak at the maximum SM clock (int8 in operations per second).",
+        "Theoretical dense peak at the rated clock (int8 in operations per second).",
         (*GPU_LABELS, "precision"),
         "gpu.gpus[].peak.*",
         lambda s: _labelled(s, (*_PRECISIONS, "int8"), _peak),

@@ -157,7 +157,7 @@ class RemappedRows:
 
 @dataclass
 class PeakThroughput:
-    """Theoretical dense rates at the maximum SM clock (see hwinfo/collect/gpu/peak.py)."""
+    """Theoretical dense rates at the board's rated clock (see hwinfo/collect/gpu/peak.py)."""
 
     fp64_flops: float | None
     fp32_flops: float | None
@@ -166,6 +166,10 @@ class PeakThroughput:
     tf32_flops: float | None
     int8_ops: float | None
     memory_bandwidth_bytes_per_second: float | None
+    clock_hertz: float | None  # the clock the FP64 and FP32 rates are taken at
+    tensor_clock_hertz: float | None  # the clock the tensor (FP16, BF16, TF32, INT8) rates are at
+    # "rated": the board's datasheet boost clock; "nvml_max": NVML's maximum SM clock.
+    clock_source: str | None
 
 
 @dataclass

@@ -60,8 +60,9 @@ def _summary(system: GpuSystem, style: Style) -> Section:
     for gpu in system.gpus:
         if gpu.lost or gpu.unavailable.get("gpu"):
             reason = gpu.unavailable.get("gpu", "lost")
-            rows.append([str(gpu.index), _short_name(gpu.name), style.bad(reason.upper()),
-                         "", "", "", ""])
+            # In the wide Memory column, so the other columns keep their width.
+            rows.append([str(gpu.index), _short_name(gpu.name), "", style.bad(reason.upper()),
+                         "", "", ""])
             continue
         rows.append([
             str(gpu.index),
@@ -76,6 +77,8 @@ def _summary(system: GpuSystem, style: Style) -> Section:
         ("#", "Name", "Util", "Memory", "Temp", "Power", "Procs"),
         rows,
         (True, False, True, True, True, True, True),
+        # As wide as a busy GPU's figures, so a GPU lost between refreshes moves nothing.
+        min_widths=(1, 4, 4, len("80.0 GiB / 80.0 GiB"), len("100°C"), len("1000 W"), 5),
     )
     return section
 
@@ -92,33 +95,42 @@ def _clocks(now: Clocks | None, peak: Clocks | None) -> str:
     return " · ".join(parts) + " MHz"
 
 
+def _rate(value: float) -> str:
+    """Tera-rates as people read them: "989", "1,979", "66.9", "9.75"."""
+    tera = value / 1e12
+    return f"{tera:,.0f}" if tera >= 100 else f"{tera:.3g}"
+
+
 def _peak(peak: PeakThroughput | None) -> str:
     if peak is None:
         return NA
-
-    def tera(v: float | None) -> str:
-        return or_na(v, lambda x: f"{x / 1e12:.3g}")
-
-    parts = [f"FP64 {tera(peak.fp64_flops)}", f"FP32 {tera(peak.fp32_flops)}"]
-    if peak.tf32_flops is not None:
-        parts.append(f"TF32 {tera(peak.tf32_flops)}")
-    if peak.fp16_flops is not None:
-        parts.append(f"FP16 {tera(peak.fp16_flops)}")
-    if peak.bf16_flops is not None:
-        parts.append(f"BF16 {tera(peak.bf16_flops)}")
-    text = " · ".join(parts) + " TFLOPS"
+    source = "rated" if peak.clock_source == "rated" else "NVML max"
+    core = [_part(label, value, _rate) for label, value in
+            (("FP64", peak.fp64_flops), ("FP32", peak.fp32_flops))]
+    tensor = [_part(label, value, _rate) for label, value in
+              (("TF32", peak.tf32_flops), ("FP16", peak.fp16_flops), ("BF16", peak.bf16_flops))]
+    parts = [p for p in core if p]
+    if parts and peak.tensor_clock_hertz != peak.clock_hertz and any(tensor):
+        # Hopper datasheets quote CUDA-core and tensor rates at different clocks.
+        parts[-1] += f" TFLOPS at {_mhz(peak.clock_hertz)} MHz"
+    parts += [p for p in tensor if p]
+    if parts:
+        parts[-1] += " TFLOPS"
     if peak.int8_ops is not None:
-        text += f" · INT8 {tera(peak.int8_ops)} TOPS"
+        parts.append(f"INT8 {_rate(peak.int8_ops)} TOPS")
+    clock = peak.tensor_clock_hertz or peak.clock_hertz
+    if parts and clock is not None:
+        parts[-1] += f" at {_mhz(clock)} MHz ({source})"
     if peak.memory_bandwidth_bytes_per_second is not None:
-        text += f" · {peak.memory_bandwidth_bytes_per_second / 1e12:.2f} TB/s"
-    return text
+        parts.append(f"memory {peak.memory_bandwidth_bytes_per_second / 1e12:.2f} TB/s")
+    return _SEP.join(parts) or NA
 
 
 def _ecc(ecc: Ecc, style: Style) -> str:
     if not ecc.enabled:
         return "ECC off"
     counts = [
-        f"{label} {or_na(corrected, str)}/{or_na(uncorrected, str)}"
+        f"{label}: {or_na(corrected, str)} corrected, {or_na(uncorrected, str)} uncorrected"
         for label, corrected, uncorrected in (
             ("volatile", ecc.volatile_corrected, ecc.volatile_uncorrected),
             ("aggregate", ecc.aggregate_corrected, ecc.aggregate_uncorrected),
@@ -126,7 +138,7 @@ def _ecc(ecc: Ecc, style: Style) -> str:
         # Volatile counts are not readable on a MIG-mode GPU: leave out what is missing.
         if corrected is not None or uncorrected is not None
     ]
-    text = "ECC on" + (f" (corrected/uncorrected: {', '.join(counts)})" if counts else "")
+    text = _SEP.join(["ECC on", *counts])
     return style.bad(text) if ecc.volatile_uncorrected or ecc.aggregate_uncorrected else text
 
 
@@ -134,14 +146,16 @@ def _health(gpu: Gpu, style: Style) -> str:
     parts = [] if gpu.ecc is None else [_ecc(gpu.ecc, style)]
     rows = gpu.remapped_rows
     if rows is not None:
-        text = f"remapped rows {rows.correctable}+{rows.uncorrectable}"
-        if rows.pending or rows.failure:
-            text = style.bad(text + (" PENDING" if rows.pending else "") + (" FAILED" if rows.failure else ""))
-        parts.append(text)
+        text = (f"remapped rows: {rows.correctable} correctable, "
+                f"{rows.uncorrectable} uncorrectable")
+        problems = [w for w, on in (("remap pending", rows.pending),
+                                    ("remap failed", rows.failure)) if on]
+        parts.append(style.bad(", ".join([text, *problems])) if problems else text)
     pages = gpu.retired_pages
     if pages is not None:
-        text = f"retired pages {or_na(pages.single_bit, str)}+{or_na(pages.double_bit, str)}"
-        parts.append(style.bad(text + " PENDING") if pages.pending else text)
+        text = (f"retired pages: {or_na(pages.single_bit, str)} single-bit, "
+                f"{or_na(pages.double_bit, str)} double-bit")
+        parts.append(style.bad(text + ", retirement pending") if pages.pending else text)
     if gpu.xid_errors:
         parts.append(style.bad("XID " + ", ".join(f"{e.xid} ×{e.count}" for e in gpu.xid_errors)))
     return _SEP.join(parts) if parts else "no ECC or memory-error reporting on this board"
@@ -201,13 +215,12 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
         _part("compute", gpu.compute_mode),
         _part("P", gpu.performance_state),
     ).replace("P ", "P"))
-    memory = _memory(gpu)
-    section.field("Memory", _unavailable(gpu, "memory", _joined(
-        None if memory == NA else memory,
+    section.field("Memory", _joined(
+        _unavailable(gpu, "memory", _memory(gpu)),
         _part("reserved", gpu.memory_reserved_bytes or None, size),
         _part("BAR1", gpu.bar1_total_bytes,
               lambda total: f"{or_na(gpu.bar1_used_bytes, size)} / {size(total)}"),
-    )))
+    ))
     if gpu.mig is not None and gpu.mig.enabled:
         # nvml.h: no utilization for a MIG-mode GPU or its instances; GPM (Hopper and newer)
         # measures each GPU instance, shown in the MIG table.
@@ -229,13 +242,13 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
         _part("shutdown", gpu.temperature_shutdown_celsius, _celsius),
         _part("fan", gpu.fan_speed_ratio, percent),
     ))
-    section.field("Power", _unavailable(gpu, "power_draw_watts", _joined(
-        _part("draw", gpu.power_draw_watts, _watts),
+    section.field("Power", _joined(
+        "draw " + _unavailable(gpu, "power_draw_watts", or_na(gpu.power_draw_watts, _watts)),
         _part("limit", gpu.power_limit_watts, _watts),
         _part("range", gpu.power_min_limit_watts,
               lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, _watts)}"),
         _part("energy", gpu.energy_joules, lambda j: f"{j / 3.6e6:.1f} kWh"),
-    )))
+    ))
     section.field("Clocks", _clocks(gpu.clocks, gpu.max_clocks))
     reasons = [r for r in (gpu.clock_event_reasons or []) if r != "gpu_idle"]
     if gpu.clock_event_reasons is None:
@@ -263,7 +276,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
 
 
 def _unavailable(gpu: Gpu, key: str, text: str) -> str:
-    """Say why a group of fields is missing when it is more than "not supported"."""
+    """Say beside a fact why it is missing, when that is more than "not supported"."""
     reason = gpu.unavailable.get(key)
     return f"{text} ({reason})" if reason else text
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, or_na, size
+from hwinfo.render.units import NA, or_na, printable, size
 
 
 def process_owner(proc: GpuProcess) -> tuple[str, str]:
-    """(user, command) cells; a PID outside our namespace says so instead of guessing."""
+    """(user, command) cells; a PID outside our namespace says so instead of guessing.
+
+    Any local user names their own processes: control characters in them are escaped.
+    """
     if not proc.visible:
         return "?", "(not in this PID namespace, or exited)"
-    return proc.user or "?", proc.command or proc.name or "?"
+    return printable(proc.user or "?"), printable(proc.command or proc.name or "?")
 
 
 def process_rows(procs: list[tuple[str, GpuProcess]]) -> list[list[str]]:
@@ -48,7 +51,7 @@ def add_process_table(section: Section, gpu: Gpu) -> None:
 
 def render_users(users: list[UserUsage], section: Section) -> None:
     rows = [
-        [u.user or "(unknown)", str(u.gpu_index), or_na(u.used_memory_bytes, size).replace(NA, "n/a"),
+        [printable(u.user or "(unknown)"), str(u.gpu_index), or_na(u.used_memory_bytes, size).replace(NA, "n/a"),
          str(u.processes)]
         for u in users
     ]

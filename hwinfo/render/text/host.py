@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from hwinfo.model.snapshot import Snapshot
+from hwinfo.render.text.layout import WIDTH
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, or_na
+from hwinfo.render.units import NA, duration, or_na, printable
 
 
 def render_host(snapshot: Snapshot, style: Style) -> str:
@@ -20,8 +21,13 @@ def render_host(snapshot: Snapshot, style: Style) -> str:
         if part
     )
     taken = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(snapshot.timestamp_seconds))
+    hostname = printable(host.hostname)
+    system = printable(f"{host.os_name or NA} · kernel {host.kernel_release or NA}")
+    # A long host name (a FQDN) puts the system on a line of its own.
+    fits = len(hostname) + 2 + len(system) <= WIDTH
     lines = [
-        style.heading(f"{host.hostname}") + f"  {host.os_name or NA} · kernel {host.kernel_release or NA}",
+        style.heading(hostname) + (f"  {system}" if fits else ""),
+        *([] if fits else [f"  {system}"]),
         f"  up {or_na(host.uptime_seconds, duration)}" + (f" · {platform}" if platform else ""),
         style.dim(f"  taken {taken} · hwinfo {snapshot.hwinfo_version}"),
     ]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from hwinfo.render.text.style import Style
+from hwinfo.render.units import printable
 
 WIDTH = 80
 _SEP = " · "
@@ -28,16 +29,19 @@ class Section:
 
     def __init__(self, title: str, style: Style) -> None:
         self.style = style
-        self.lines: list[str] = [style.heading(title)]
+        self.lines: list[str] = [style.heading(printable(title))]
 
     def _label_width(self, label: str, indent: int) -> int:
         return max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1)
 
     def field(self, label: str, value: str, indent: int = 1) -> None:
-        """One aligned "label  value" line; a long " · "-separated value wraps at separators."""
+        """One aligned "label  value" line; a long value wraps at " · " separators, or at
+        spaces when it has none (a long CPU model name)."""
+        value = printable(value, keep_colour=True)
         prefix = len(INDENT) * indent + self._label_width(label, indent) + 1
-        if prefix + visible_len(value) > WIDTH and _SEP in value:
-            self.wrapped(label, value.split(_SEP), sep=_SEP, indent=indent)
+        if prefix + visible_len(value) > WIDTH:
+            sep = _SEP if _SEP in value else " "
+            self.wrapped(label, value.split(sep), sep=sep, indent=indent)
             return
         self._field_line(label, value, indent)
 
@@ -66,7 +70,7 @@ class Section:
             self.lines.append(" " * prefix + rest)
 
     def line(self, text: str, indent: int = 1) -> None:
-        self.lines.append(f"{INDENT * indent}{text}".rstrip())
+        self.lines.append(f"{INDENT * indent}{printable(text, keep_colour=True)}".rstrip())
 
     def table(
         self,
@@ -74,10 +78,14 @@ class Section:
         rows: Sequence[Sequence[str]],
         right: Sequence[bool] | None = None,
         indent: int = 1,
+        min_widths: Sequence[int] | None = None,
     ) -> None:
-        """Columns sized to their widest cell; `right` marks numeric columns to right-align."""
+        """Columns sized to their widest cell (and at least `min_widths`, so a refresh that
+        loses a row keeps the layout); `right` marks numeric columns to right-align."""
         align = list(right) if right is not None else [False] * len(header)
-        widths = [visible_len(h) for h in header]
+        rows = [[printable(c, keep_colour=True) for c in row] for row in rows]
+        widths = [max(visible_len(h), m) for h, m in
+                  zip(header, min_widths or [0] * len(header))]
         for row in rows:
             for i, cell in enumerate(row):
                 widths[i] = max(widths[i], visible_len(cell))

@@ -40,3 +40,27 @@ def test_unknown_architecture_gives_fp32_only() -> None:
 
 def test_nothing_known_gives_none() -> None:
     assert peak_throughput("GRID P4-1Q", None, None, None, None, None) is None
+
+
+def test_hopper_tensor_rates_at_the_clock_the_datasheet_quotes() -> None:
+    # H100 SXM: NVML's max SM clock is 1980 MHz; the datasheet quotes tensor rates at 1830.
+    peak = peak_throughput("NVIDIA H100 80GB HBM3", (9, 0), 16896, 1980e6, 5120, 2619e6)
+    assert peak.fp32_flops / TERA == pytest.approx(66.9, rel=0.001)
+    assert peak.fp16_flops / TERA == pytest.approx(989.4, rel=0.001)
+    assert peak.tf32_flops / TERA == pytest.approx(494.7, rel=0.001)
+    assert peak.int8_ops / TERA == pytest.approx(1979, rel=0.001)
+    assert (peak.clock_hertz, peak.tensor_clock_hertz, peak.clock_source) == \
+        (1980e6, 1830e6, "rated")
+
+
+def test_factory_overclock_does_not_inflate_the_rates() -> None:
+    # An RTX 4090 whose NVML max SM clock is a factory overclock of 3120 MHz.
+    peak = peak_throughput("NVIDIA GeForce RTX 4090", (8, 9), 16384, 3120e6, 384, 10501e6)
+    assert peak.fp32_flops / TERA == pytest.approx(82.6, rel=0.001)
+    assert peak.clock_hertz == 2520e6 and peak.clock_source == "rated"
+
+
+def test_board_without_a_rated_clock_uses_nvml_s_maximum() -> None:
+    peak = peak_throughput("NVIDIA Some Future Board", (8, 0), 6912, 1500e6, None, None)
+    assert peak.fp32_flops == 6912 * 1500e6 * 2
+    assert (peak.clock_hertz, peak.clock_source) == (1500e6, "nvml_max")

@@ -118,3 +118,13 @@ def test_fill() -> None:
     assert fill(["aa ", "bb ", "cc"], 5) == ["aa bb", "cc"]
     assert fill(["0-3,", "8,", "10"], 80) == ["0-3,8,10"]
     assert fill([], 10) == []
+
+
+def test_long_model_name_wraps_within_80_columns() -> None:
+    name = "Intel(R) Xeon(R) Platinum 8480+ Engineering Sample with a very long marketing name v2"
+    cpu = dataclasses.replace(_collected("x86-2s-smt"), model_name=name)
+    lines = render_cpu(cpu, Style(color=False)).splitlines()
+    assert max(visible_len(line) for line in lines) <= 80
+    at = next(i for i, line in enumerate(lines) if line.startswith("  Model"))
+    assert lines[at + 1].startswith(" " * 17)  # continued under the value, not cut
+    assert " ".join(line.split("Model")[-1].strip() for line in lines[at:at + 2]) == name
