@@ -40,17 +40,26 @@ def _gpu_subject(change: Change[Gpu | None]) -> Gpu:
     return gpu
 
 
+def _worst_first(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: -f.severity.rank)
+
+
+def evaluate_gpu(gpu: Gpu, limits: Thresholds) -> list[Finding]:
+    """The findings about one GPU, worst first."""
+    return _worst_first(list(_run(GPU_RULES, gpu, limits, f"gpu {gpu.index}", gpu.uuid)))
+
+
 def evaluate(snapshot: Snapshot, limits: Thresholds, baseline: Snapshot | None = None) -> list[Finding]:
     """Every finding, worst first, and otherwise in the order the rules ran."""
     findings: list[Finding] = []
     if snapshot.gpu is not None:
         findings += _run(SYSTEM_RULES, snapshot.gpu, limits, "gpus")
         for gpu in snapshot.gpu.gpus:
-            findings += _run(GPU_RULES, gpu, limits, f"gpu {gpu.index}", gpu.uuid)
+            findings += evaluate_gpu(gpu, limits)
     findings += _run(HOST_RULES, snapshot, limits, "host")
     if baseline is not None:
         for change in gpu_changes(baseline, snapshot):
             gpu = _gpu_subject(change)
             findings += _run(GPU_DRIFT_RULES, change, limits, f"gpu {gpu.index}", gpu.uuid)
         findings += _run(HOST_DRIFT_RULES, Change(baseline, snapshot), limits, "host")
-    return sorted(findings, key=lambda f: -f.severity.rank)
+    return _worst_first(findings)

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
+from hwinfo.health.findings import Severity
+from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
@@ -13,14 +15,18 @@ from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, or_na, percent, size
 
-_NAME_PREFIX = "NVIDIA "
+# Said by every row, so the summary leaves them out.
+_NAME_PREFIXES = ("NVIDIA ", "GeForce ")
 _SEP = " · "
 
 T = TypeVar("T")
 
 
 def _short_name(name: str | None) -> str:
-    return (name or NA).removeprefix(_NAME_PREFIX)
+    name = name or NA
+    for prefix in _NAME_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
 
 
 def _mhz(hz: float | None) -> str:
@@ -48,6 +54,53 @@ def _utilization(gpu: Gpu) -> str:
     return or_na(gpu.utilization_gpu_ratio, percent)
 
 
+def _memory_short(gpu: Gpu) -> str:
+    """"31/40 GiB": used and total in the total's unit, for the summary table."""
+    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+    if total is None:
+        return "n/a"
+    unit = next(u for u, scale in _UNITS if total >= scale or u == "MiB")
+    scale = dict(_UNITS)[unit]
+
+    def number(n: float) -> str:
+        n /= scale
+        return f"{n:.0f}" if n >= 10 or n == 0 else f"{n:.1f}"
+
+    return f"{'?' if used is None else number(used)}/{number(total)} {unit}"
+
+
+_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20))
+# A name longer than this is cut, so the summary stays within 80 columns.
+_NAME_WIDTH = 16
+
+SUMMARY_HEADER = ("#", "Name", "Util", "Memory", "Temp", "Power", "Procs", "Health")
+SUMMARY_ALIGN = (True, False, True, True, True, True, True, False)
+# As wide as a busy GPU's figures, so a GPU lost between refreshes moves nothing.
+SUMMARY_WIDTHS = (1, 4, 4, len("80/80 GiB"), len("87°C"), len("700 W"), 5, 6)
+
+
+def summary_row(gpu: Gpu, style: Style) -> list[str]:
+    """One GPU as a row of the summary table (the report's and --brief's)."""
+    name = _short_name(gpu.name)
+    if len(name) > _NAME_WIDTH:
+        name = name[: _NAME_WIDTH - 1] + "…"
+    severity, words = gpu_health(gpu)
+    health = words if severity is Severity.OK else (
+        style.bad(words) if severity is Severity.CRITICAL else style.warn(words))
+    if gpu.lost or gpu.unavailable.get("gpu"):
+        return [str(gpu.index), name, "", "", "", "", "", health]
+    return [
+        str(gpu.index),
+        name,
+        _utilization(gpu),
+        _memory_short(gpu),
+        or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
+        or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
+        str(len(gpu.all_processes())),
+        health,
+    ]
+
+
 def _summary(system: GpuSystem, style: Style) -> Section:
     title = f"GPUs ({len(system.gpus)})"
     section = Section(title, style)
@@ -56,30 +109,8 @@ def _summary(system: GpuSystem, style: Style) -> Section:
         f"{system.driver_version or NA} · CUDA {system.cuda_driver_version or NA}"
         f" · NVML {system.nvml_version or NA}",
     )
-    rows = []
-    for gpu in system.gpus:
-        if gpu.lost or gpu.unavailable.get("gpu"):
-            reason = gpu.unavailable.get("gpu", "lost")
-            # In the wide Memory column, so the other columns keep their width.
-            rows.append([str(gpu.index), _short_name(gpu.name), "", style.bad(reason.upper()),
-                         "", "", ""])
-            continue
-        rows.append([
-            str(gpu.index),
-            _short_name(gpu.name),
-            _utilization(gpu),
-            _memory(gpu).split(" (")[0],
-            or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
-            or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
-            str(len(gpu.all_processes())),
-        ])
-    section.table(
-        ("#", "Name", "Util", "Memory", "Temp", "Power", "Procs"),
-        rows,
-        (True, False, True, True, True, True, True),
-        # As wide as a busy GPU's figures, so a GPU lost between refreshes moves nothing.
-        min_widths=(1, 4, 4, len("80.0 GiB / 80.0 GiB"), len("100°C"), len("1000 W"), 5),
-    )
+    section.table(SUMMARY_HEADER, [summary_row(gpu, style) for gpu in system.gpus],
+                  SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
     return section
 
 

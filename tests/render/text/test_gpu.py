@@ -42,8 +42,9 @@ def test_mig_tree_and_warnings() -> None:
 
 
 def test_faults_are_visible() -> None:
-    text = render_gpus(_system("faults-demo", samples=4), Style())
-    assert "GPU IS LOST" in text
+    text = render_gpus(_system("faults-demo", samples=4), Style(color=False))
+    assert "  2  A100-SXM4-40GB" in text and text.split("  2  A100-SXM4-40GB")[1].split()[0] == "lost"
+    assert "GPU is lost: no data from NVML" in text
     assert "gen3 x8 of gen4 x16 (degraded)" in text
     assert "remapped rows: 0 correctable, 1 uncorrectable, remap pending" in text
     assert "sw_power_cap" in text
