@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.units import NA, or_na, printable, size
@@ -47,6 +49,29 @@ def add_process_table(section: Section, gpu: Gpu) -> None:
         header, align, rows = header[1:], align[1:], [row[1:] for row in rows]
     section.line(section.style.dim("Processes"))
     section.table(header, rows, align, indent=2)
+
+
+@dataclass
+class UserTotal:
+    """One user's GPU use across every GPU."""
+
+    user: str | None
+    used_memory_bytes: int | None  # None: NVML told the memory of none of their processes
+    processes: int
+    gpu_indices: list[int]
+
+
+def user_totals(users: list[UserUsage]) -> list[UserTotal]:
+    """The per-(GPU, user) rollup summed per user, most memory first."""
+    totals: dict[str | None, UserTotal] = {}
+    for usage in users:
+        total = totals.setdefault(usage.user, UserTotal(usage.user, None, 0, []))
+        if usage.used_memory_bytes is not None:
+            total.used_memory_bytes = (total.used_memory_bytes or 0) + usage.used_memory_bytes
+        total.processes += usage.processes
+        total.gpu_indices.append(usage.gpu_index)
+    return sorted(totals.values(),
+                  key=lambda t: (-(t.used_memory_bytes or 0), -t.processes, t.user or "~"))
 
 
 def render_users(users: list[UserUsage], section: Section) -> None:

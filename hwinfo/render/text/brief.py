@@ -1,0 +1,121 @@
+"""`hwinfo report --brief`: the whole machine on one screen, the `watch nvidia-smi` view.
+
+A line each for the host, CPU, memory and driver, a row per GPU (the report's summary
+table, health included), and a line per user with totals across GPUs, busiest first.
+Eight GPUs and their users fit 24 lines of 80 columns.
+"""
+
+from __future__ import annotations
+
+from hwinfo.model.cpu import Cpu
+from hwinfo.model.gpu import UserUsage
+from hwinfo.model.memory import Memory
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.render.text.gpu import SUMMARY_ALIGN, SUMMARY_HEADER, SUMMARY_WIDTHS, summary_row
+from hwinfo.render.text.gpu_processes import user_totals
+from hwinfo.render.text.layout import WIDTH, Section
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import NA, duration, or_na, percent, printable, size
+
+LINES = 24
+_SEP = " · "
+# ML flag families, shortest name first: a brief line says which tiers the CPU has.
+_ML_TIERS = (
+    ("AVX2", ("AVX2",)),
+    ("AVX-512", ("AVX512F",)),
+    ("VNNI", ("AVX512VNNI", "AVX-VNNI")),
+    ("BF16", ("AVX512BF16", "BF16")),
+    ("AMX", ("AMX-TILE",)),
+    ("NEON", ("NEON",)),
+    ("SVE2", ("SVE2",)),
+    ("SVE", ("SVE",)),
+    ("I8MM", ("I8MM",)),
+    ("SME", ("SME",)),
+)
+
+
+def _clip(text: str) -> str:
+    text = printable(text)
+    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+
+
+def _ml_short(flags: list[str]) -> str:
+    present = set(flags)
+    tiers = [name for name, members in _ML_TIERS if present & set(members)]
+    if "SVE2" in tiers:
+        tiers.remove("SVE")
+    return " ".join(tiers)
+
+
+def _cpu_line(cpu: Cpu | None) -> str:
+    if cpu is None:
+        return f"CPU   {NA}"
+    sockets, cores = cpu.sockets, cpu.cores
+    shape = (f"{sockets} × {cores // sockets} cores" if sockets and cores
+             else f"{or_na(cores, str)} cores")
+    parts = [cpu.model_name or NA, f"{shape}, {or_na(cpu.logical_cpus, str)} threads"]
+    if cpu.ml_flags:
+        parts.append(_ml_short(cpu.ml_flags))
+    if cpu.load_average:
+        parts.append(f"load {cpu.load_average[0]:.1f}")
+    return "CPU   " + _SEP.join(parts)
+
+
+def _memory_line(memory: Memory | None) -> str:
+    if memory is None or memory.total_bytes is None:
+        return f"Mem   {NA}"
+    used = memory.used_bytes
+    text = f"Mem   {or_na(used, size)} / {size(memory.total_bytes)}"
+    if used is not None:
+        text += f" used ({percent(used / memory.total_bytes)})"
+    if memory.swap_total_bytes:
+        text += f"{_SEP}swap {or_na(memory.swap_used_bytes, size)} / {size(memory.swap_total_bytes)}"
+    return text
+
+
+def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
+    host = snapshot.host
+    out = [
+        style.heading(_clip(_SEP.join([
+            host.hostname, host.os_name or NA, f"kernel {host.kernel_release or NA}",
+            f"up {or_na(host.uptime_seconds, duration)}",
+        ]))),
+        _clip(_cpu_line(snapshot.cpu)),
+        _clip(_memory_line(snapshot.memory)),
+    ]
+    system = snapshot.gpu
+    if system is None:
+        out.append("GPUs  not collected (--no-gpu)")
+    elif system.status != "ok":
+        out.append(style.warn(_clip(f"GPUs  {system.message or system.status}")))
+    else:
+        out.append(_clip(f"GPUs  {len(system.gpus)}{_SEP}driver {system.driver_version or NA}"
+                         f"{_SEP}CUDA {system.cuda_driver_version or NA}"))
+        if system.gpus:
+            table = Section("", style)
+            table.table(SUMMARY_HEADER, [summary_row(g, style) for g in system.gpus],
+                        SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
+            out += table.lines[1:]
+        out += _users(system.users, lines - len(out))
+    for error in snapshot.errors:
+        out.append(style.warn(_clip(f"{error.source}: collection failed: {error.message}")))
+    return "\n".join(out) + "\n"
+
+
+def _users(users: list[UserUsage], room: int) -> list[str]:
+    """A heading and a line per user, busiest first, within `room` lines; "+N more" for the rest."""
+    totals = user_totals(users)
+    if not totals or room < 2:
+        return []
+    fit = room - 1
+    shown = totals if len(totals) <= fit else totals[: fit - 1]
+    lines = ["Users"] + [
+        _clip(f"  {total.user or '(unknown)':<12} {or_na(total.used_memory_bytes, size):>9}"
+              f" on GPU{'s' if len(total.gpu_indices) > 1 else ''} "
+              f"{','.join(map(str, total.gpu_indices))}{_SEP}{total.processes} "
+              f"proc{'s' if total.processes != 1 else ''}")
+        for total in shown
+    ]
+    if len(shown) < len(totals):
+        lines.append(f"  +{len(totals) - len(shown)} more users")
+    return lines

@@ -1,0 +1,60 @@
+"""`report --brief`: the whole machine in 24 lines of 80 columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hwinfo import sim
+from hwinfo.collect.sources import open_collector
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.render.text.brief import LINES, render_brief
+from hwinfo.render.text.style import Style
+
+
+def _snapshot(scenario: str | Path) -> Snapshot:
+    collector = open_collector("/", str(scenario))
+    try:
+        return collector.collect()
+    finally:
+        collector.close()
+        sim.uninstall()
+
+
+def _lines(scenario: str | Path) -> list[str]:
+    return render_brief(_snapshot(scenario), Style(color=False)).splitlines()
+
+
+def test_eight_gpus_fit_one_screen() -> None:
+    for scenario in ("dgx-a100-mig", "dgx-h100", "faults-demo"):
+        lines = _lines(scenario)
+        assert len(lines) <= LINES and max(len(line) for line in lines) <= 80
+    lines = _lines("dgx-a100-mig")
+    assert lines[3].startswith("GPUs  8 · driver 550.54.15")
+    assert [line.split()[0] for line in lines[5:13]] == [str(i) for i in range(8)]
+
+
+def test_users_are_totals_across_gpus_busiest_first() -> None:
+    lines = _lines("dgx-a100-mig")
+    users = lines[lines.index("Users") + 1:]
+    assert users[0].split()[:2] == ["dave", "117"]
+    assert "on GPUs 1,4,7 · 14 procs" in users[0]
+
+
+def test_many_users_end_in_a_count(tmp_path: Path) -> None:
+    doc = {"format": 1, "gpus": [{"board": "A100-SXM4-80GB", "processes": [
+        {"pid": 1000 + i, "used_memory_mib": 100 + i, "user": f"user{i:02d}", "command": "python"}
+        for i in range(30)
+    ]} for _ in range(8)]}
+    scenario = tmp_path / "crowd.json"
+    scenario.write_text(json.dumps(doc))
+    lines = _lines(scenario)
+    assert len(lines) == LINES
+    assert lines[-1] == f"  +{30 - (LINES - 14 - 1)} more users"
+    assert lines[lines.index("Users") + 1].split()[0] == "user29"
+
+
+def test_no_driver_is_one_line() -> None:
+    lines = _lines("no-driver")
+    assert lines[3] == "GPUs  no NVIDIA driver installed (libnvidia-ml.so.1 not found)"
+    assert len(lines) == 4
