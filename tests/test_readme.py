@@ -50,3 +50,64 @@ def test_readme_documents_every_json_field() -> None:
     assert documented - fields == set(), (
         "the README documents JSON fields that do not exist"
     )
+
+
+# An example is a ```text block whose first line is "$ hwinfo ...", or that follows an
+# "<!-- output: hwinfo ... -->" line (for output shown without its command). A line "..."
+# stands for any number of lines left out; every other line is the program's, in order.
+_EXAMPLE = re.compile(r"(?:<!-- output: (hwinfo [^\n]*?) -->\n)?```text\n(.*?)\n```", re.DOTALL)
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    found = []
+    for marked, body in _EXAMPLE.findall(README):
+        lines = body.split("\n")
+        if lines[0].startswith("$ hwinfo "):
+            found.append((lines[0][2:], lines[1:]))
+        else:
+            assert marked, f"a README example has no command: {lines[0]!r}"
+            found.append((marked, lines))
+    return found
+
+
+def _shown_in(expected: list[str], output: list[str]) -> bool:
+    """Whether the example's lines occur in the output in order, each run between "..." lines
+    contiguous (an example may show a fragment: what it shows must be there as shown)."""
+    parts: list[list[str]] = [[]]
+    for line in expected:
+        if line.strip() == "...":
+            parts.append([])
+        else:
+            parts[-1].append(line.rstrip())
+    at = 0
+    for part in filter(None, parts):
+        start = next((s for s in range(at, len(output) - len(part) + 1)
+                      if output[s:s + len(part)] == part), None)
+        if start is None:
+            return False
+        at = start + len(part)
+    return True
+
+
+def test_readme_examples_are_the_program_s_output() -> None:
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from fixtures.machines import shared_tree
+
+    examples = _examples()
+    assert len(examples) >= 3
+    hwinfo = Path(sys.executable).parent / "hwinfo"
+    for command, expected in examples:
+        argv = shlex.split(command)
+        argv = [str(shared_tree(a.split(":", 1)[1].rstrip("}"))) if a.startswith("{fixture:")
+                else a for a in argv[1:]]
+        run = subprocess.run([str(hwinfo), *argv], check=False, capture_output=True, text=True,
+                             timeout=120,
+                             env={**os.environ, "NO_COLOR": "1"}, cwd=REPO)
+        output = [line.rstrip() for line in run.stdout.split("\n")]
+        assert _shown_in(expected, output), (
+            f"README example of `{command}` differs from its output:\n{run.stdout}{run.stderr}"
+        )

@@ -75,9 +75,10 @@ def user_totals(users: list[UserUsage]) -> list[UserTotal]:
 
 
 def render_users(users: list[UserUsage], section: Section) -> None:
+    """A row per user with their totals across GPUs, most memory first."""
     rows = [
-        [printable(u.user or "(unknown)"), str(u.gpu_index), or_na(u.used_memory_bytes, size).replace(NA, "n/a"),
-         str(u.processes)]
-        for u in users
+        [printable(t.user or "(unknown)"), ",".join(map(str, t.gpu_indices)),
+         or_na(t.used_memory_bytes, size).replace(NA, "n/a"), str(t.processes)]
+        for t in user_totals(users)
     ]
-    section.table(("User", "GPU", "Memory", "Procs"), rows, (False, True, True, True))
+    section.table(("User", "GPUs", "Memory", "Procs"), rows, (False, False, True, True))
