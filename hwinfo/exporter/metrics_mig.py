@@ -74,9 +74,13 @@ def _per_device(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Itera
     )
 
 
-def _capacity(field: str) -> Callable[[Snapshot], Iterator[Sample]]:
+def _capacity(field: str, mig_enabled: bool = True) -> Callable[[Snapshot], Iterator[Sample]]:
+    """A value per profile: of MIG-mode GPUs, or (mig_enabled False) of every MIG-capable one."""
+
     def read(s: Snapshot) -> Iterator[Sample]:
-        for gpu in _mig_gpus(s):
+        chosen = _mig_gpus(s) if mig_enabled else (
+            g for g in gpus(s) if not g.lost and g.mig is not None)
+        for gpu in chosen:
             for row in gpu.mig.capacity or []:
                 v = getattr(row, field)
                 if v is not None:
@@ -103,6 +107,19 @@ METRICS: tuple[Metric, ...] = (
         DEVICE_LABELS,
         "gpu.gpus[].mig.devices[].multiprocessor_count",
         _per_device(lambda d: d.multiprocessor_count),
+    ),
+    Metric(
+        "mig_device_gpu_share_ratio",
+        "gauge",
+        "A MIG device's compute slices over its GPU's: the share of the GPU it is.",
+        (*DEVICE_LABELS, "profile"),
+        "gpu.gpus[].mig.devices[].gpu_share_ratio",
+        lambda s: each(
+            _devices(s),
+            lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id),
+                       _id(p[1].compute_instance_id), p[1].profile or ""),
+            lambda p: p[1].gpu_share_ratio,
+        ),
     ),
     Metric(
         "mig_device_processes",
@@ -146,6 +163,22 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "profile"),
         "gpu.gpus[].mig.capacity[].instances_free",
         _capacity("instances_free"),
+    ),
+    Metric(
+        "mig_profile_memory_bytes",
+        "gauge",
+        "Memory of a GPU instance of a profile, on every MIG-capable GPU (MIG on or off).",
+        (*GPU_LABELS, "profile"),
+        "gpu.gpus[].mig.capacity[].memory_bytes",
+        _capacity("memory_bytes", mig_enabled=False),
+    ),
+    Metric(
+        "mig_profile_gpu_share_ratio",
+        "gauge",
+        "A profile's compute slices over the GPU's, on every MIG-capable GPU (MIG on or off).",
+        (*GPU_LABELS, "profile"),
+        "gpu.gpus[].mig.capacity[].gpu_share_ratio",
+        _capacity("gpu_share_ratio", mig_enabled=False),
     ),
     Metric(
         "mig_profile_max_instances",

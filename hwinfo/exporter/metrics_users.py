@@ -25,6 +25,23 @@ def _users(s: Snapshot, field: str) -> Iterator[Sample]:
             )
 
 
+def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
+    """GPU memory per user on each MIG device: who holds which slice of a GPU."""
+    for gpu in gpus(s):
+        if gpu.lost or gpu.mig is None:
+            continue
+        for device in gpu.mig.devices:
+            held: dict[str, float] = {}
+            for proc in device.processes:
+                if proc.used_memory_bytes is not None:
+                    user = proc.user or UNKNOWN_USER
+                    held[user] = held.get(user, 0.0) + proc.used_memory_bytes
+            ids = tuple("" if v is None else str(v)
+                        for v in (device.gpu_instance_id, device.compute_instance_id))
+            for user, used in sorted(held.items()):
+                yield (str(gpu.index), gpu.uuid or "", *ids, user), used
+
+
 def _processes(s: Snapshot) -> Iterator[Sample]:
     for gpu in gpus(s):
         mig_of = {}
@@ -62,6 +79,14 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "user"),
         "gpu.users[].processes",
         lambda s: _users(s, "processes"),
+    ),
+    Metric(
+        "mig_device_user_memory_used_bytes",
+        "gauge",
+        "GPU memory held by a user's processes on one MIG device.",
+        (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
+        "gpu.gpus[].mig.devices[].processes[].used_memory_bytes",
+        _mig_device_users,
     ),
     Metric(
         "gpu_process_memory_used_bytes",

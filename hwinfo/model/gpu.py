@@ -71,6 +71,8 @@ class MigDevice:
     # Of its GPU instance (GPM samples GPU instances); None: no GPM (before Hopper), or the
     # first of the two samples it needs.
     activity: Activity | None = None
+    # Its compute slices over the GPU's (a 3g.40gb on an A100 is 3/7, a 1c.3g.40gb 1/7).
+    gpu_share_ratio: float | None = None
 
 
 @dataclass
@@ -86,14 +88,17 @@ class MigGpuInstance:
 
 @dataclass
 class MigProfileCapacity:
-    """How many more GPU instances of one profile still fit, given the current placements."""
+    """One GPU-instance profile of the board, and how many more of it fit now."""
 
     profile: str
     profile_id: int
     memory_bytes: int | None
     multiprocessor_count: int | None
     instances_max: int  # on an empty GPU
-    instances_free: int | None  # None: not available (needs privileges)
+    # None: not available (MIG is off, or the query needs privileges)
+    instances_free: int | None
+    gpu_share_ratio: float | None  # its compute slices over the GPU's
+
 
 
 @dataclass
@@ -103,6 +108,7 @@ class Mig:
     devices: list[MigDevice] = field(default_factory=list)
     # None: the privileged queries were refused (unprivileged user or container).
     gpu_instances: list[MigGpuInstance] | None = None
+    # Every profile of the board, MIG on or off; None: the profile table could not be read.
     capacity: list[MigProfileCapacity] | None = None
 
     @property

@@ -21,3 +21,26 @@ def test_gpu_instance_activity_is_exported_once_per_instance() -> None:
 def test_no_activity_series_before_hopper() -> None:
     assert samples("dgx-a100-mig", "hwinfo_mig_gpu_instance_sm_active_ratio") == {}
     assert samples("dgx-a100-mig", "hwinfo_gpu_sm_active_ratio") == {}
+
+
+def test_device_shares_and_per_device_user_memory() -> None:
+    shares = samples("dgx-a100-mig", "hwinfo_mig_device_gpu_share_ratio")
+    by_device = {(dict(k)["gpu"], dict(k)["gpu_instance_id"], dict(k)["compute_instance_id"]): v
+                 for k, v in shares.items()}
+    assert by_device[("2", "2", "0")] == 1 / 7 and by_device[("2", "2", "1")] == 2 / 7
+    held = samples("dgx-a100-mig", "hwinfo_mig_device_user_memory_used_bytes")
+    doc = json.loads((Path(sim.__file__).parent / "scenarios" / "dgx-a100-mig.json").read_text())
+    expected: dict[tuple[str, str, str], float] = {}
+    for gpu_index, gpu in enumerate(doc["gpus"]):
+        for proc in gpu.get("processes", []):
+            if "gpu_instance_id" in proc and proc.get("used_memory_mib") is not None:
+                key = (str(gpu_index), str(proc["gpu_instance_id"]), proc.get("user") or "(unknown)")
+                if proc.get("visible", True) is False:
+                    key = (key[0], key[1], "(unknown)")
+                expected[key] = expected.get(key, 0) + proc["used_memory_mib"] * (1 << 20)
+    got: dict[tuple[str, str, str], float] = {}
+    for labels, value in held.items():
+        d = dict(labels)
+        key = (d["gpu"], d["gpu_instance_id"], d["user"])
+        got[key] = got.get(key, 0) + value
+    assert got == expected

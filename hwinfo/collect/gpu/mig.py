@@ -31,6 +31,7 @@ class GpuInstanceProfile:
     instances_max: int
     memory_bytes: int
     multiprocessor_count: int
+    slices: int  # compute slices
 
 
 def profile_table(handle: Any) -> list[GpuInstanceProfile]:
@@ -52,9 +53,19 @@ def profile_table(handle: Any) -> list[GpuInstanceProfile]:
                 instances_max=info.instanceCount,
                 memory_bytes=info.memorySizeMB * MIB,
                 multiprocessor_count=info.multiprocessorCount,
+                slices=info.sliceCount,
             )
         )
     return profiles
+
+
+def gpu_slices(profiles: list[GpuInstanceProfile]) -> int | None:
+    """The GPU's compute slices: those of its largest profile (7 on an A100, 4 on an A30)."""
+    return max((p.slices for p in profiles), default=None) or None
+
+
+def _share(slices: int | None, whole: int | None) -> float | None:
+    return slices / whole if slices is not None and whole else None
 
 
 def _profile_of(name: str | None) -> str | None:
@@ -65,7 +76,8 @@ def _profile_of(name: str | None) -> str | None:
 
 
 def _device(
-    index: int, handle: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool
+    index: int, handle: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool,
+    whole: int | None,
 ) -> MigDevice:
     read = Reader()
     memory = read("memory", memory_info, handle)
@@ -77,6 +89,8 @@ def _device(
         gpu_instance_id=read("gpu_instance_id", pynvml.nvmlDeviceGetGpuInstanceId, handle),
         compute_instance_id=read("compute_instance_id", pynvml.nvmlDeviceGetComputeInstanceId, handle),
         multiprocessor_count=attributes.multiprocessorCount if attributes is not None else None,
+        gpu_share_ratio=_share(
+            attributes.computeInstanceSliceCount if attributes is not None else None, whole),
         memory_total_bytes=memory[0] if memory is not None else None,
         memory_used_bytes=memory[1] if memory is not None else None,
         processes=read_processes(read, handle, owner_of, with_command) if with_processes else [],
@@ -85,7 +99,8 @@ def _device(
 
 
 def _devices(
-    parent: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool
+    parent: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool,
+    whole: int | None,
 ) -> list[MigDevice]:
     devices = []
     for index in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(parent)):
@@ -95,7 +110,7 @@ def _devices(
             # Indices are dense on drivers seen so far; skipping (not stopping) also
             # survives a gap left by an instance destroyed mid-walk.
             continue
-        devices.append(_device(index, handle, owner_of, with_processes, with_command))
+        devices.append(_device(index, handle, owner_of, with_processes, with_command, whole))
     return devices
 
 
@@ -121,26 +136,25 @@ def _gpu_instances(parent: Any, profiles: list[GpuInstanceProfile]) -> list[MigG
 
 
 def _capacity(
-    read: Reader, parent: Any, profiles: list[GpuInstanceProfile]
-) -> list[MigProfileCapacity] | None:
-    rows = []
-    for profile in profiles:
-        free = read(
-            "mig_capacity", pynvml.nvmlDeviceGetGpuInstanceRemainingCapacity, parent, profile.id
+    read: Reader, parent: Any, profiles: list[GpuInstanceProfile], enabled: bool
+) -> list[MigProfileCapacity]:
+    """Every profile of the board; what still fits only in MIG mode (and with privileges)."""
+    whole = gpu_slices(profiles)
+    return [
+        MigProfileCapacity(
+            profile=profile.name,
+            profile_id=profile.id,
+            memory_bytes=profile.memory_bytes,
+            multiprocessor_count=profile.multiprocessor_count,
+            instances_max=profile.instances_max,
+            instances_free=read(
+                "mig_capacity", pynvml.nvmlDeviceGetGpuInstanceRemainingCapacity, parent,
+                profile.id,
+            ) if enabled else None,
+            gpu_share_ratio=_share(profile.slices, whole),
         )
-        rows.append(
-            MigProfileCapacity(
-                profile=profile.name,
-                profile_id=profile.id,
-                memory_bytes=profile.memory_bytes,
-                multiprocessor_count=profile.multiprocessor_count,
-                instances_max=profile.instances_max,
-                instances_free=free,
-            )
-        )
-    if rows and all(row.instances_free is None for row in rows):
-        return None
-    return rows
+        for profile in profiles
+    ]
 
 
 def read_mig(
@@ -156,10 +170,11 @@ def read_mig(
     if mode is None:
         return None
     enabled, pending = bool(mode[0]), bool(mode[1])
-    mig = Mig(enabled=enabled, pending_enabled=pending)
+    mig = Mig(enabled=enabled, pending_enabled=pending,
+              capacity=_capacity(read, parent, profiles, enabled))
     if not enabled:
         return mig
-    mig.devices = read("mig_devices", _devices, parent, owner_of, with_processes, with_command) or []
+    mig.devices = read("mig_devices", _devices, parent, owner_of, with_processes, with_command,
+                       gpu_slices(profiles)) or []
     mig.gpu_instances = read("mig_gpu_instances", _gpu_instances, parent, profiles)
-    mig.capacity = _capacity(read, parent, profiles)
     return mig

@@ -45,7 +45,7 @@ def render_mig(mig: Mig, section: Section) -> None:
             (True, False, True, True, True, True, True, *([True] if activity else [])),
             indent=2,
         )
-    if mig.capacity is None:
+    if not mig.capacity or all(c.instances_free is None for c in mig.capacity):
         section.line(style.dim("free capacity: not available (needs privileges)"), 2)
     else:
         free = [f"{c.profile} ×{c.instances_free}" for c in mig.capacity if c.instances_free]

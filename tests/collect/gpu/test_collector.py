@@ -110,8 +110,19 @@ def test_unprivileged_mig_lists_devices_but_no_placements(
     (gpu,) = simulate("h200-mig").collect().gpus
     spec = scenario_json("h200-mig")["gpus"][0]["mig"]["gpu_instances"]
     assert sorted(d.profile for d in gpu.mig.devices) == sorted(gi["profile"] for gi in spec)
-    assert gpu.mig.gpu_instances is None and gpu.mig.capacity is None
+    assert gpu.mig.gpu_instances is None
+    # The profile table is open to all; what still fits needs privileges.
+    assert {c.profile for c in gpu.mig.capacity} >= {"1g.18gb", "3g.71gb", "7g.141gb"}
+    assert all(c.instances_free is None for c in gpu.mig.capacity)
     assert gpu.unavailable["mig_gpu_instances"] == "Insufficient Permissions"
+
+
+def test_mig_devices_know_their_share_of_the_gpu(simulate: Callable[..., GpuCollector]) -> None:
+    gpu = simulate("dgx-a100-mig").collect().gpus[2]
+    assert [(d.profile, d.gpu_share_ratio) for d in gpu.mig.devices] == [
+        ("4g.40gb", 4 / 7), ("1c.3g.40gb", 1 / 7), ("2c.3g.40gb", 2 / 7)]
+    shares = {c.profile: c.gpu_share_ratio for c in gpu.mig.capacity}
+    assert shares["7g.80gb"] == 1 and shares["3g.40gb"] == 3 / 7
 
 
 def test_no_driver_is_one_clear_line(simulate: Callable[..., GpuCollector]) -> None:
