@@ -408,10 +408,14 @@ _MIG_ENGINES = (("decoders", "decoder_count"), ("jpegs", "jpeg_count"), ("ofas",
 _MIG_MEMORY_TOLERANCE = 0.05
 
 
-def import_nvidia_smi_xml(xml_text: str, source_name: str) -> dict[str, Any]:
-    """A format-1 scenario reproducing what an `nvidia-smi -q -x` dump shows; DumpError if bad."""
+def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
+    """A format-1 scenario reproducing what an `nvidia-smi -q -x` dump shows; DumpError if bad.
+
+    `xml` is best given as the file's bytes, so that the parser honours its encoding
+    declaration. Entity expansion is bounded by expat (2.4.0 and later refuse "billion laughs").
+    """
     try:
-        root = ET.fromstring(xml_text)
+        root = ET.fromstring(xml)
     except ET.ParseError as err:
         raise DumpError(f"{source_name}: not XML ({err})") from None
     if root.tag != "nvidia_smi_log":
