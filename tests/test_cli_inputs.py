@@ -11,6 +11,9 @@ import os
 import stat
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -194,3 +197,34 @@ def test_sim_import_writes_a_scenario_that_loads(tmp_path: Path) -> None:
 ])
 def test_sim_import_of_a_hostile_dump_is_one_line(hostile: dict[str, Path], name: str, says: str) -> None:
     assert says in one_error_line(run("sim", "import", str(hostile[name])))
+
+
+# --- --from: what answered, in the user's terms -----------------------------------------------
+
+
+class _Html(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"<html><body>Router login</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def html_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_check_and_report_from_a_web_page(html_server: int) -> None:
+    says = f"http://127.0.0.1:{html_server}/api/v1/snapshot is not an hwinfo daemon (it answered text/html)"
+    assert unknown_line(run("check", "--from", f"http://127.0.0.1:{html_server}")).endswith(says)
+    assert one_error_line(run("report", "--from", f"http://127.0.0.1:{html_server}")) == f"Error: {says}"

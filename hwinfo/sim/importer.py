@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hwinfo.inputs import shown
 from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.machine import gpu_instance_idle_used_mib
@@ -357,7 +358,7 @@ def _read(element: ET.Element, fields: Iterable[_Field], where: str) -> dict[str
             try:
                 value = field.convert(text)
             except ValueError as err:
-                raise DumpError(f"{where}: <{path}> is {text!r}: {err}") from None
+                raise DumpError(f"{where}: <{path}> is {shown(text)}: {err}") from None
             if value is not None:
                 values.append(value)
         if values:
@@ -436,7 +437,7 @@ def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
         "description": f"Imported from {source_name} (nvidia-smi -q -x{taken})",
         "driver": driver,
         "gpus": [
-            _gpu(element, f"{source_name}: gpu {index} ({element.get('id', 'no id')})")
+            _gpu(element, f"{source_name}: gpu {index} ({' '.join(element.get('id', 'no id').split())[:40]})")
             for index, element in enumerate(elements)
         ],
     }
@@ -468,7 +469,7 @@ def _gpu(element: ET.Element, where: str) -> dict[str, Any]:
         table = board.mig if board else None
         if table is None or gpu["mig"] is None:
             raise DumpError(
-                f"{where}: has MIG devices but {fields['name']!r} is no catalogue board with "
+                f"{where}: has MIG devices but {shown(fields['name'])} is no catalogue board with "
                 "MIG profiles, so their profiles cannot be named"
             )
         gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, where)

@@ -361,7 +361,8 @@ class Reader:
         allowed = set(allowed)
         for key in value:
             if key not in allowed:
-                shown = str(key) if len(str(key)) <= 40 else str(key)[:37] + "..."
+                plain = isinstance(key, str) and re.fullmatch(r"\w{1,40}", key, re.ASCII)
+                shown = key if plain else inputs.shown(key, 40)
                 self.fail(_join(path, shown), f"unknown key (known: {', '.join(sorted(allowed))})")
         for key in required:
             if key not in value:
@@ -811,7 +812,7 @@ def parse_mig(
             known = ", ".join(pr.name for pr in table.profiles)
             r.fail(
                 _join(p, "profile"),
-                f"unknown profile {name!r} for board {board.key} (known: {known})",
+                f"unknown profile {inputs.shown(name)} for board {board.key} (known: {known})",
             )
         start = gi.get("start")
         if start is not None:
@@ -935,7 +936,7 @@ def _read_driver(r: Reader, value: object) -> DriverSpec:
     data = r.obj("driver", value, ("version", "cuda_version", "nvml_version"))
     version = r.str("driver.version", data.get("version", "550.54.15"))
     if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){1,3}", version):
-        r.fail("driver.version", f"expected a version such as '550.54.15', got {version!r}")
+        r.fail("driver.version", f"expected a version such as '550.54.15', got {inputs.shown(version)}")
     numbers = tuple(int(n) for n in version.split("."))
     branch = max((b for b in _CUDA_BY_BRANCH if b <= numbers[0]), default=450)
     cuda = r.int(
@@ -955,7 +956,7 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     data = r.obj(path, value, keys, ("call",))
     call = r.str(_join(path, "call"), data["call"])
     if fault_name(call) not in known_fault_calls():
-        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {call!r}")
+        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {inputs.shown(call)}")
     gpu = data.get("gpu")
     if gpu is not None:
         gpu = r.int(_join(path, "gpu"), gpu, 0, max(gpu_count - 1, 0))
@@ -989,7 +990,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         r.fail("(top level)", f"expected an object, got {_kind(data)}")
     top = r.obj("", data, keys, ("format",))
     if top["format"] != 1 or isinstance(top["format"], bool):
-        r.fail("format", f"unsupported format {top['format']!r} (this hwinfo reads format 1)")
+        r.fail("format", f"unsupported format {inputs.shown(top['format'])} (this hwinfo reads format 1)")
     driver = _read_driver(r, top.get("driver", {}))
     init_error = top.get("init_error")
     attempts = top.get("init_error_attempts")
