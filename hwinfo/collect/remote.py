@@ -46,6 +46,8 @@ class Target:
 def parse_url(url: str) -> Target:
     """The --from URL as a Target; RemoteError (one line) when it is not http(s)://HOST[:PORT]."""
     expected = f"--from {url!r}: expected http://HOST:PORT or https://HOST:PORT"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise RemoteError(f"{expected} (it holds spaces or control characters)")
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port
@@ -63,7 +65,8 @@ def parse_url(url: str) -> Target:
     netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
     authorization = None
     if parts.username is not None:  # http://user:password@host:port, as curl takes it
-        token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        user, password = parts.username, parts.password or ""
+        token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
         authorization = "Basic " + base64.b64encode(token.encode()).decode()
     shown = urllib.parse.urlunsplit((parts.scheme, f"{netloc}:{port}", path, "", ""))
     return Target(shown, https, parts.hostname, port, path, authorization)
@@ -118,7 +121,7 @@ class _Exchange:
                                      f"({exc.verify_message}; give its CA with --ca-file)")
         except ssl.SSLError as exc:
             self.error = RemoteError(self._tls_problem(exc))
-        except (ConnectionResetError, http.client.RemoteDisconnected, http.client.BadStatusLine) as exc:
+        except (ConnectionResetError, http.client.BadStatusLine) as exc:  # RemoteDisconnected too
             self.error = RemoteError(self._broken(exc))
         except ConnectionRefusedError:
             self.error = RemoteError(f"{self.target.url}: connection refused "
@@ -133,6 +136,9 @@ class _Exchange:
                                      f"is not HTTP: {type(exc).__name__})")
         except OSError as exc:
             self.error = RemoteError(f"{self.target.url}: {exc.strerror or exc}")
+        except Exception as exc:  # noqa: BLE001 - a thread's last word: one line, not a traceback
+            self.error = RemoteError(f"{self.target.url}: {type(exc).__name__}: "
+                                     f"{' '.join(str(exc).split())}")
 
     def _ask(self) -> tuple[str, bytes]:
         t = self.target
@@ -232,12 +238,12 @@ def _answers_tls(host: str, port: int, timeout: float) -> bool:
 class RemoteCollector:
     """A remote daemon in the place of the local collectors (the same collect and close)."""
 
-    def __init__(self, url: str, ca_file: str | None = None) -> None:
+    def __init__(self, url: str, ca_file: str | None = None, timeout: float = 10.0) -> None:
         parse_url(url)  # a malformed URL fails now, with one line
-        self.url, self.ca_file = url, ca_file
+        self.url, self.ca_file, self.timeout = url, ca_file, timeout
 
     def collect(self) -> Snapshot:
-        return fetch_snapshot(self.url, self.ca_file)
+        return fetch_snapshot(self.url, self.ca_file, self.timeout)
 
     def close(self) -> None:
         pass

@@ -37,7 +37,8 @@ def _number(low: float, high: float) -> Callable[[Any], float]:
             raise TypeError(f"expected a number, got {inputs.shown(value)}")
         # NaN compares false with everything: it must be refused before the bounds are.
         if not math.isfinite(value) or not low <= value <= high:
-            raise ValueError(f"expected a number from {low:g} to {high:g}, got {inputs.shown(value)}")
+            raise ValueError(f"expected a number from {low:g} to {high:g}, "
+                             f"got {inputs.shown(value)}")
         return float(value)
 
     return parse
@@ -119,7 +120,8 @@ def parse_thresholds(doc: Any, rule_names: Collection[str], where: str) -> Thres
     parsers = {f.name: f.metadata["parse"] for f in dataclasses.fields(Thresholds)}
     for key, value in doc.items():
         if key not in parsers:
-            raise ConfigError(f"{where}: unknown key {inputs.shown(key)} (known: {', '.join(KEYS)})")
+            raise ConfigError(f"{where}: unknown key {inputs.shown(key)} "
+                              f"(known: {', '.join(KEYS)})")
         try:
             values[key] = parsers[key](value)
         except (TypeError, ValueError) as exc:

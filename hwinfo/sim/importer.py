@@ -437,10 +437,15 @@ def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
         "description": f"Imported from {source_name} (nvidia-smi -q -x{taken})",
         "driver": driver,
         "gpus": [
-            _gpu(element, f"{source_name}: gpu {index} ({' '.join(element.get('id', 'no id').split())[:40]})")
+            _gpu(element, f"{source_name}: gpu {index} ({_bus_id_shown(element)})")
             for index, element in enumerate(elements)
         ],
     }
+
+
+def _bus_id_shown(element: ET.Element) -> str:
+    """The <gpu id="..."> attribute for messages: one line, short, whatever the dump holds."""
+    return " ".join(element.get("id", "no id").split())[:40]
 
 
 def _gpu(element: ET.Element, where: str) -> dict[str, Any]:

@@ -532,7 +532,8 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
     def bus_id(path: str, value: object) -> str:
         text = r.str(path, value)
         if parse_pci_bus_id(text) is None:
-            r.fail(path, f"expected a PCI bus id such as '00000000:07:00.0', got {inputs.shown(text)}")
+            r.fail(path, "expected a PCI bus id such as '00000000:07:00.0', "
+                         f"got {inputs.shown(text)}")
         return text
 
     def percent(path: str, value: object) -> int:
@@ -936,7 +937,8 @@ def _read_driver(r: Reader, value: object) -> DriverSpec:
     data = r.obj("driver", value, ("version", "cuda_version", "nvml_version"))
     version = r.str("driver.version", data.get("version", "550.54.15"))
     if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){1,3}", version):
-        r.fail("driver.version", f"expected a version such as '550.54.15', got {inputs.shown(version)}")
+        r.fail("driver.version",
+               f"expected a version such as '550.54.15', got {inputs.shown(version)}")
     numbers = tuple(int(n) for n in version.split("."))
     branch = max((b for b in _CUDA_BY_BRANCH if b <= numbers[0]), default=450)
     cuda = r.int(
@@ -990,7 +992,8 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         r.fail("(top level)", f"expected an object, got {_kind(data)}")
     top = r.obj("", data, keys, ("format",))
     if top["format"] != 1 or isinstance(top["format"], bool):
-        r.fail("format", f"unsupported format {inputs.shown(top['format'])} (this hwinfo reads format 1)")
+        r.fail("format",
+               f"unsupported format {inputs.shown(top['format'])} (this hwinfo reads format 1)")
     driver = _read_driver(r, top.get("driver", {}))
     init_error = top.get("init_error")
     attempts = top.get("init_error_attempts")

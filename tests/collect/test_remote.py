@@ -148,7 +148,7 @@ def test_connection_refused(serve: Callable[..., Server]) -> None:
         "(is hwinfo serve running there?)")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://[::1/x",
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://[::1/x", "http://h:1/a\x00b",
                                  "http://127.0.0.1:port"])
 def test_an_invalid_port_or_address_is_one_line(url: str) -> None:
     assert refused(url).startswith(f"--from {url!r}: expected http://HOST:PORT or https://HOST:PORT")
