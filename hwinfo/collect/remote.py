@@ -158,7 +158,11 @@ class _Exchange:
         finally:
             connection.close()
         if response.status != 200:
-            if not t.https and response.status == 400 and _GO_TLS_ANSWER in body.lower():
+            # Go's servers answer plain HTTP on a TLS port with a 400 that says so; others may
+            # answer a bare 400: a request as plain as ours is only "bad" to a TLS port.
+            if not t.https and response.status == 400 and (
+                _GO_TLS_ANSWER in body.lower() or _answers_tls(t.host, t.port, self.timeout)
+            ):
                 raise RemoteError(self._speaks_tls())
             raise RemoteError(f"{t.url}: HTTP {response.status} {response.reason}{_said(body)}")
         if len(body) > MAX_RESPONSE_BYTES:

@@ -234,3 +234,24 @@ def test_credentials_in_the_url_are_sent_and_not_shown(serve: Callable[..., Serv
     message = refused(f"http://prom:s3cret@127.0.0.1:{server.port}")
     assert b"Authorization: Basic cHJvbTpzM2NyZXQ=" in seen[0]
     assert "s3cret" not in message and message.endswith("HTTP 401 Unauthorized")
+
+
+def test_a_real_tls_daemon_named_with_http(tmp_path: Path, certificate: tuple[Path, Path]) -> None:
+    from exporter.serving import serving
+
+    config = tmp_path / "web.yml"
+    config.write_text(f"tls_server_config:\n  cert_file: {certificate[0]}\n  key_file: {certificate[1]}\n")
+    with serving("--simulate", "cloud-t4", "--web-config", str(config), ready=False,
+                 scheme="https") as url:
+        plain = url.replace("https://", "http://")
+        assert refused(plain) == f"{plain}/api/v1/snapshot speaks TLS: use https://"
+        deadline = time.monotonic() + 20
+        while True:  # the daemon answers 503 until its first sample
+            try:
+                snapshot = fetch_snapshot(url, ca_file=str(certificate[0]))
+                break
+            except RemoteError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert snapshot.gpu is not None and snapshot.gpu.gpus[0].name == "Tesla T4"
