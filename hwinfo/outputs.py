@@ -30,6 +30,8 @@ class OutputError(Exception):
 
 def check_target(path: str | os.PathLike[str], what: str) -> None:
     """Refuse, before any work, a target that is not a regular file or in no directory."""
+    if not os.fspath(path):
+        raise OutputError(f"{what}: an empty path names no file")
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:

@@ -59,6 +59,10 @@ def test_dev_null_is_refused_and_stays_a_device() -> None:
     assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
 
 
+def test_an_empty_path_is_refused() -> None:
+    assert "an empty path names no file" in refused("")
+
+
 def test_a_directory_and_a_missing_directory(tmp_path: Path) -> None:
     assert "is a directory" in refused(tmp_path)
     assert f"no directory {tmp_path / 'none'}" in refused(tmp_path / "none" / "x.prom")

@@ -536,16 +536,13 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
                          f"got {inputs.shown(text)}")
         return text
 
-    def percent(path: str, value: object) -> int:
-        return r.int(path, value, 0, 100)
-
     def bounded(high: int) -> Callable[[str, object], int]:
         return lambda path, value: r.int(path, value, 0, high)
 
     def watts(path: str, value: object) -> float:
         return r.number(path, value, MAX_POWER_W)
 
-    mib, celsius = bounded(MAX_MEMORY_MIB), bounded(MAX_TEMPERATURE_C)
+    percent, mib, celsius = bounded(100), bounded(MAX_MEMORY_MIB), bounded(MAX_TEMPERATURE_C)
 
     return {
         "name": r.str,
