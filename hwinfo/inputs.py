@@ -20,6 +20,7 @@ import json
 import math
 import os
 import stat
+import sys
 from typing import Any
 
 # Inputs are small: a web-config is a few hundred bytes, an 8-GPU `nvidia-smi -q -x` dump is
@@ -103,6 +104,8 @@ def parse_json(text: str | bytes, what: str) -> Any:
         raise InputError(f"{what}: not UTF-8 text") from None
     except _ConstantRefused as exc:
         raise InputError(f"{what}: {exc} is not a number JSON allows") from None
+    except ValueError as exc:  # an integer of more digits than int() converts
+        raise InputError(f"{what}: {_value_error(exc)}") from None
     check_document(document, what)
     return document
 
@@ -118,6 +121,10 @@ def parse_yaml(text: str, what: str) -> Any:
         raise InputError(f"{what}: nested too deeply") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{what}: {yaml_error(exc)}") from None
+    except (ValueError, OverflowError) as exc:
+        # PyYAML's constructors call int(), float() and date() unguarded: "2001-13-45",
+        # "!!int abc" or a 5,000-digit number raise these instead of a YAMLError.
+        raise InputError(f"{what}: {_value_error(exc)}") from None
     check_document(document, what)
     return document
 
@@ -127,7 +134,7 @@ def yaml_error(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None)
     if mark is None or problem is None:
-        return " ".join(str(exc).split())
+        return _one_line(exc)
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
@@ -155,6 +162,16 @@ def check_document(document: Any, what: str) -> None:
             stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """repr() of a value from a document, cut short: an error line must not echo a whole file."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past sys.get_int_max_str_digits(), alone or inside
+        return f"an integer of {value.bit_length()} bits" if isinstance(value, int) else \
+            f"a {type(value).__name__} holding a huge integer"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def finite(value: float, what: str) -> float:
     """`value` when it is a finite number; NaN and infinities are refused."""
     if not math.isfinite(value):
@@ -168,6 +185,17 @@ class _ConstantRefused(Exception):
 
 def _no_constant(name: str) -> Any:
     raise _ConstantRefused(name)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _value_error(exc: ValueError | OverflowError) -> str:
+    """A parser's ValueError in the user's terms (int()'s digit limit speaks of sys)."""
+    if "integer string conversion" in str(exc):
+        return f"a number of more than {sys.get_int_max_str_digits()} digits"
+    return _one_line(exc)
 
 
 def _size(n: int) -> str:

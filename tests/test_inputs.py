@@ -91,3 +91,22 @@ def test_yaml_error_is_one_line() -> None:
 def test_finite() -> None:
     assert inputs.finite(1.5, "x") == 1.5
     assert "--interval" in _refused(inputs.finite, float("nan"), "--interval")
+
+
+@pytest.mark.parametrize(("parse", "text", "says"), [
+    (inputs.parse_yaml, "a: 2001-13-45", "month must be in 1..12"),
+    (inputs.parse_yaml, "a: !!int abc", "invalid literal for int()"),
+    (inputs.parse_yaml, "a: !!float x", "could not convert string to float"),
+    (inputs.parse_yaml, "a: " + "9" * 5000, "a number of more than 4300 digits"),
+    (inputs.parse_json, "[" + "9" * 5000 + "]", "a number of more than 4300 digits"),
+])
+def test_parser_value_errors_are_input_errors(parse, text: str, says: str) -> None:
+    # PyYAML's constructors and json's int() raise ValueError, not their own error types.
+    assert says in _refused(parse, text, "doc")
+
+
+def test_shown_cuts_long_values_and_survives_huge_integers() -> None:
+    assert inputs.shown("x" * 100) == "'" + "x" * 56 + "..."
+    assert inputs.shown(1 << 20000) == "an integer of 20001 bits"
+    assert inputs.shown([1 << 20000]) == "a list holding a huge integer"
+    assert inputs.shown("a\nb") == "'a\\nb'"

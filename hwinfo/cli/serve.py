@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
-from pathlib import Path
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -87,12 +86,14 @@ def serve(
 
 
 @click.command()
-@click.option("--textfile", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom.")
+@click.option("--textfile", type=click.Path(path_type=str, allow_dash=True), required=True,
+              help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom, replacing it "
+                   "atomically; only a regular file (or a new one) is replaced. '-': standard "
+                   "output.")
 @_selection_options
 @simulate_option
 @root_option
-def export(textfile: Path, process_metrics: bool, disabled: tuple[str, ...],
+def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...],
            simulate: str | None, root: str) -> None:
     """Write the metrics once, atomically, for node_exporter's textfile collector."""
     import time
@@ -100,7 +101,15 @@ def export(textfile: Path, process_metrics: bool, disabled: tuple[str, ...],
     import hwinfo
     from hwinfo.exporter.exposition import Selection, render
     from hwinfo.exporter.status import DaemonStatus
+    from hwinfo.outputs import OutputError, check_target, write_atomically
 
+    what = f"--textfile {textfile}"
+    to_stdout = textfile == "-"
+    try:
+        if not to_stdout:  # refused before collecting: a wrong target wastes no NVML time
+            check_target(textfile, what)
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
     collector = _collector(root, simulate, disabled, listen_xids=False)
     try:
         snapshot = collector.collect()
@@ -108,17 +117,21 @@ def export(textfile: Path, process_metrics: bool, disabled: tuple[str, ...],
         collector.close()
     status = DaemonStatus(hwinfo.__version__, time.time())
     rendered = render(snapshot, status, Selection(frozenset(disabled), process_metrics))
-    directory = textfile.parent if str(textfile.parent) else Path(".")
+    if to_stdout:
+        _write_stdout(rendered.text)
+        return
     # node_exporter may read the file at any moment: write beside it, then rename over it.
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{textfile.name}.", dir=directory)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write in {directory}: {exc.strerror}") from None
+        write_atomically(textfile, rendered.text, what)
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _write_stdout(data: bytes) -> None:
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(rendered.text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, textfile)
-    except OSError as exc:
-        os.unlink(temporary)
-        raise click.ClickException(f"cannot write {textfile}: {exc.strerror}") from None
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing to say, but Python must not complain at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

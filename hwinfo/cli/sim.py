@@ -33,22 +33,30 @@ def list_() -> None:
 )
 def import_(dump: Path, output: Path | None) -> None:
     """Turn an `nvidia-smi -q -x` dump into a scenario file."""
-    from hwinfo.sim import ScenarioError, load_scenario
+    from hwinfo.inputs import InputError, read_bytes
+    from hwinfo.outputs import OutputError, check_target, write_atomically
     from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+    from hwinfo.sim.scenario import ScenarioError, parse_scenario
 
     try:
-        scenario = import_nvidia_smi_xml(dump.read_text(errors="replace"), dump.name)
-    except DumpError as exc:
+        if output is not None:  # a wrong -o is said before the dump is read
+            check_target(output, f"-o {output}")
+        # Bytes, not text: the XML parser follows the dump's own encoding declaration.
+        scenario = import_nvidia_smi_xml(read_bytes(dump, f"dump {dump}"), dump.name)
+        # The importer's output must load; say so now, not at use.
+        parse_scenario(scenario, str(output or dump.name), (output or dump).stem)
+    except ScenarioError as exc:
+        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
+    except (InputError, OutputError, DumpError) as exc:
         raise click.ClickException(str(exc)) from None
     text = json.dumps(scenario, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
         return
-    output.write_text(text)
     try:
-        load_scenario(output)  # the importer's output must load; say so now, not at use
-    except ScenarioError as exc:
-        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
+        write_atomically(output, text.encode(), f"-o {output}")
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {output}", err=True)
 
 

@@ -6,11 +6,11 @@ replacement, not one GPU missing and another added). Telemetry never counts as d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from hwinfo import inputs
 from hwinfo.health.findings import Problem, Severity
 from hwinfo.health.rules_gpu import lists_gpus
 from hwinfo.health.thresholds import Thresholds
@@ -27,14 +27,12 @@ class BaselineError(Exception):
 
 
 def load_baseline(path: str) -> Snapshot:
+    """The snapshot a baseline file holds; every failure is one BaselineError line."""
     where = f"baseline {path}"
     try:
-        with open(path, encoding="utf-8") as stream:
-            document = json.load(stream)
-    except OSError as exc:
-        raise BaselineError(f"{where}: {exc.strerror}") from None
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise BaselineError(f"{where}: not JSON: {exc}") from None
+        document = inputs.parse_json(inputs.read_text(path, where), where)
+    except inputs.InputError as exc:
+        raise BaselineError(str(exc)) from None
     try:
         return snapshot_from_document(document, where)
     except SchemaError as exc:

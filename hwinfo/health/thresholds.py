@@ -8,57 +8,71 @@ Errors are one line naming the file and the key.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
+
+from hwinfo import inputs
 
 # NVIDIA's Xid catalogue sends these to a GPU reset or to service (double-bit ECC,
 # micro-controller halt, row remap failure, NVLink, off the bus, uncontained ECC, GSP,
 # unrecovered ECC, recovery action); the rest are usually the application's (13, 31, 43, ...).
 DEFAULT_XID_CRITICAL = (48, 62, 64, 74, 79, 95, 119, 120, 140, 154)
+# Sane bounds: no GPU runs this many degrees below its slowdown point, no machine has more
+# GPUs than a scenario may (255) or a GPU more memory than 16 TiB, XIDs are unsigned ints.
+MAX_TEMPERATURE_MARGIN_CELSIUS = 200.0
+MAX_GPUS = 255
+MAX_MIB = 1 << 24
+MAX_XID = 0xFFFF_FFFF
 
 
 class ConfigError(Exception):
     """The thresholds file cannot be used; str() is one line for a person."""
 
 
-def _number(low: float, high: float | None = None) -> Callable[[Any], float]:
+def _number(low: float, high: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"expected a number, got {value!r}")
-        if value < low or (high is not None and value > high):
-            bounds = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
-            raise ValueError(f"expected a number {bounds}, got {value!r}")
+            raise TypeError(f"expected a number, got {inputs.shown(value)}")
+        # NaN compares false with everything: it must be refused before the bounds are.
+        if not math.isfinite(value) or not low <= value <= high:
+            raise ValueError(f"expected a number from {low:g} to {high:g}, "
+                             f"got {inputs.shown(value)}")
         return float(value)
 
     return parse
 
 
+def _whole(value: Any, high: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= high
+
+
 def _count(value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected a whole number of at least 0 or null, got {value!r}")
+    if not _whole(value, MAX_GPUS):
+        raise ValueError(f"expected a whole number from 0 to {MAX_GPUS} or null, "
+                         f"got {inputs.shown(value)}")
     return value
 
 
 def _mib(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected a whole number of MiB, got {value!r}")
+    if not _whole(value, MAX_MIB):
+        raise ValueError(f"expected a whole number of MiB from 0 to {MAX_MIB}, "
+                         f"got {inputs.shown(value)}")
     return value
 
 
 def _xids(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list) or any(
-        isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in value
-    ):
-        raise ValueError(f"expected a list of XID numbers, got {value!r}")
+    if not isinstance(value, list) or not all(_whole(x, MAX_XID) for x in value):
+        raise ValueError(f"expected a list of XID numbers, got {inputs.shown(value)}")
     return tuple(value)
 
 
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        raise ValueError(f"expected a list of rule names, got {value!r}")
+        raise ValueError(f"expected a list of rule names, got {inputs.shown(value)}")
     return tuple(value)
 
 
@@ -73,7 +87,7 @@ class Thresholds:
     # GPUs the machine should have (`--expect-gpus` overrides); None: no expectation.
     expect_gpus: int | None = _key(None, _count)
     # WARNING within this many degrees below the GPU's slowdown temperature; CRITICAL at it.
-    temperature_margin_celsius: float = _key(5.0, _number(0))
+    temperature_margin_celsius: float = _key(5.0, _number(0, MAX_TEMPERATURE_MARGIN_CELSIUS))
     # Share of system memory still available (MemAvailable) below which memory is short.
     memory_available_warning_percent: float = _key(10.0, _number(0, 100))
     memory_available_critical_percent: float = _key(5.0, _number(0, 100))
@@ -106,7 +120,8 @@ def parse_thresholds(doc: Any, rule_names: Collection[str], where: str) -> Thres
     parsers = {f.name: f.metadata["parse"] for f in dataclasses.fields(Thresholds)}
     for key, value in doc.items():
         if key not in parsers:
-            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(KEYS)})")
+            raise ConfigError(f"{where}: unknown key {inputs.shown(key)} "
+                              f"(known: {', '.join(KEYS)})")
         try:
             values[key] = parsers[key](value)
         except (TypeError, ValueError) as exc:
@@ -119,7 +134,7 @@ def parse_thresholds(doc: Any, rule_names: Collection[str], where: str) -> Thres
 def _check_consistent(limits: Thresholds, rule_names: Collection[str], where: str) -> None:
     unknown = [name for name in limits.disable if name not in rule_names]
     if unknown:
-        raise ConfigError(f"{where}: disable: unknown rule {unknown[0]!r} "
+        raise ConfigError(f"{where}: disable: unknown rule {inputs.shown(unknown[0])} "
                           f"(rules: {', '.join(sorted(rule_names))})")
     # Less available memory is worse; more swap in use is worse.
     if limits.memory_available_critical_percent > limits.memory_available_warning_percent:
@@ -135,26 +150,9 @@ def _check_consistent(limits: Thresholds, rule_names: Collection[str], where: st
 
 def load_thresholds(path: str, rule_names: Collection[str]) -> Thresholds:
     """Read and check a thresholds file; every failure is one ConfigError line."""
-    # Imported here: a check without --config does not pay for PyYAML.
-    import yaml
-
     where = f"config {path}"
     try:
-        with open(path, encoding="utf-8") as stream:
-            doc = yaml.safe_load(stream)
-    except OSError as exc:
-        raise ConfigError(f"{where}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{where}: not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: {_yaml_error(exc)}") from None
+        doc = inputs.parse_yaml(inputs.read_text(path, where), where)
+    except inputs.InputError as exc:
+        raise ConfigError(str(exc)) from None
     return parse_thresholds(doc, rule_names, where)
-
-
-def _yaml_error(exc: Exception) -> str:
-    """PyYAML's several-line message as one line: where, then what."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None)
-    if mark is None or problem is None:
-        return " ".join(str(exc).split())
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hwinfo.inputs import shown
+
 if TYPE_CHECKING:
     from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
+
+# Integers in a snapshot are counters, sizes and ids that fit in 64 bits; a larger one comes
+# from no hwinfo, and would overflow where a renderer turns it into a float.
+_INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 
 
 class SchemaError(ValueError):
@@ -65,10 +72,16 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SchemaError(f"{where}: expected a number")
+        if isinstance(value, int) and not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+            raise SchemaError(f"{where}: an integer of {value.bit_length()} bits is out of range")
+        if not math.isfinite(value):
+            raise SchemaError(f"{where}: {value} is not a finite number")
         return float(value)
     if tp in (int, str, bool):
         if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
             raise SchemaError(f"{where}: expected {tp.__name__}")
+        if tp is int and not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+            raise SchemaError(f"{where}: an integer of {value.bit_length()} bits is out of range")
         return value
     if tp is Any:
         return value
@@ -79,10 +92,23 @@ def snapshot_from_document(document: Any, where: str) -> Snapshot:
     """A Snapshot from a parsed `hwinfo report --format json` document; SchemaError otherwise."""
     from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
 
-    version = document.get("schema_version") if isinstance(document, dict) else None
-    if version != SCHEMA_VERSION:
-        raise SchemaError(f"{where}: snapshot schema {version!r}, this hwinfo reads {SCHEMA_VERSION}")
+    if not isinstance(document, dict):
+        raise SchemaError(f"{where}: not an hwinfo snapshot (a JSON {_json_kind(document)}, "
+                          "not an object)")
+    if "schema_version" not in document:
+        raise SchemaError(f"{where}: not an hwinfo snapshot (it has no schema_version)")
+    version = document["schema_version"]
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise SchemaError(f"{where}: snapshot schema {shown(version)}, "
+                          f"this hwinfo reads {SCHEMA_VERSION}")
     try:
         return from_dict(Snapshot, document)
     except SchemaError as exc:
         raise SchemaError(f"{where}: {exc}") from None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__)

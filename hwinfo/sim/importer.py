@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hwinfo.inputs import shown
 from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.machine import gpu_instance_idle_used_mib
@@ -357,7 +358,7 @@ def _read(element: ET.Element, fields: Iterable[_Field], where: str) -> dict[str
             try:
                 value = field.convert(text)
             except ValueError as err:
-                raise DumpError(f"{where}: <{path}> is {text!r}: {err}") from None
+                raise DumpError(f"{where}: <{path}> is {shown(text)}: {err}") from None
             if value is not None:
                 values.append(value)
         if values:
@@ -408,10 +409,14 @@ _MIG_ENGINES = (("decoders", "decoder_count"), ("jpegs", "jpeg_count"), ("ofas",
 _MIG_MEMORY_TOLERANCE = 0.05
 
 
-def import_nvidia_smi_xml(xml_text: str, source_name: str) -> dict[str, Any]:
-    """A format-1 scenario reproducing what an `nvidia-smi -q -x` dump shows; DumpError if bad."""
+def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
+    """A format-1 scenario reproducing what an `nvidia-smi -q -x` dump shows; DumpError if bad.
+
+    `xml` is best given as the file's bytes, so that the parser honours its encoding
+    declaration. Entity expansion is bounded by expat (2.4.0 and later refuse "billion laughs").
+    """
     try:
-        root = ET.fromstring(xml_text)
+        root = ET.fromstring(xml)
     except ET.ParseError as err:
         raise DumpError(f"{source_name}: not XML ({err})") from None
     if root.tag != "nvidia_smi_log":
@@ -432,10 +437,15 @@ def import_nvidia_smi_xml(xml_text: str, source_name: str) -> dict[str, Any]:
         "description": f"Imported from {source_name} (nvidia-smi -q -x{taken})",
         "driver": driver,
         "gpus": [
-            _gpu(element, f"{source_name}: gpu {index} ({element.get('id', 'no id')})")
+            _gpu(element, f"{source_name}: gpu {index} ({_bus_id_shown(element)})")
             for index, element in enumerate(elements)
         ],
     }
+
+
+def _bus_id_shown(element: ET.Element) -> str:
+    """The <gpu id="..."> attribute for messages: one line, short, whatever the dump holds."""
+    return " ".join(element.get("id", "no id").split())[:40]
 
 
 def _gpu(element: ET.Element, where: str) -> dict[str, Any]:
@@ -464,7 +474,7 @@ def _gpu(element: ET.Element, where: str) -> dict[str, Any]:
         table = board.mig if board else None
         if table is None or gpu["mig"] is None:
             raise DumpError(
-                f"{where}: has MIG devices but {fields['name']!r} is no catalogue board with "
+                f"{where}: has MIG devices but {shown(fields['name'])} is no catalogue board with "
                 "MIG profiles, so their profiles cannot be named"
             )
         gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, where)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import uuid as uuid_mod
@@ -17,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
+from hwinfo import inputs
 from hwinfo.cpulist import parse_cpulist
 from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
@@ -118,6 +120,24 @@ _CUDA_BY_BRANCH = {
     590: 13010,
 }
 SCENARIO_DIR = "scenarios"
+
+# Bounds on every number a scenario gives. A value past them is no GPU's, and would not fit
+# the C type NVML returns it in (ctypes would wrap it silently), so it is refused, naming the
+# field; docs/scenario-format.md lists them.
+MAX_GPUS = 255  # default bus ids are 00000000:01:00.0 ... 00000000:FF:00.0
+MAX_TEMPERATURE_C = 255
+MAX_POWER_W = 4000.0  # NVML gives power in mW in an unsigned int (4294 W)
+MAX_ENERGY_J = 1e15  # 31 years at 1 MW; NVML's mJ counter is 64-bit
+MAX_CLOCK_MHZ = 100_000
+MAX_MEMORY_MIB = 1 << 24  # 16 TiB
+MAX_COUNT = 0xFFFF_FFFF  # counters, ids and samples: NVML's unsigned int
+MAX_DELAY_SECONDS = 86_400.0  # a day: longer than any deadline a hang is meant to trip
+MAX_PCIE_GEN = 16
+MAX_PCIE_WIDTH = 32
+MAX_NUMA_NODE = 1023  # the kernel's MAX_NUMNODES at its largest (NODES_SHIFT 10)
+MAX_MINOR_NUMBER = 254  # /dev/nvidia0../dev/nvidia254; 255 is /dev/nvidiactl
+MAX_CUDA_CORES = 1 << 20
+MAX_BUS_WIDTH_BITS = 1 << 16
 
 
 class ScenarioError(ValueError):
@@ -355,7 +375,9 @@ class Reader:
         allowed = set(allowed)
         for key in value:
             if key not in allowed:
-                self.fail(_join(path, key), f"unknown key (known: {', '.join(sorted(allowed))})")
+                plain = isinstance(key, str) and re.fullmatch(r"\w{1,40}", key, re.ASCII)
+                shown = key if plain else inputs.shown(key, 40)
+                self.fail(_join(path, shown), f"unknown key (known: {', '.join(sorted(allowed))})")
         for key in required:
             if key not in value:
                 self.fail(_join(path, key), "required")
@@ -366,20 +388,26 @@ class Reader:
             self.fail(path, f"expected a list, got {_kind(value)}")
         return value
 
-    def int(self, path: str, value: object, low: int | None = 0, high: int | None = None) -> int:
+    def int(self, path: str, value: object, low: int = 0, high: int = MAX_COUNT) -> int:
+        """An integer from `low` to `high`; every integer in a scenario has both bounds."""
         if not isinstance(value, int) or isinstance(value, bool):
             self.fail(path, f"expected an integer, got {_kind(value)}")
-        if low is not None and value < low:
-            self.fail(path, f"must be at least {low}, got {value}")
-        if high is not None and value > high:
-            self.fail(path, f"must be at most {high}, got {value}")
+        if value < low:
+            self.fail(path, f"must be at least {low}, got {inputs.shown(value)}")
+        if value > high:
+            self.fail(path, f"must be at most {high}, got {inputs.shown(value)}")
         return value
 
-    def number(self, path: str, value: object) -> float:
+    def number(self, path: str, value: object, high: float) -> float:
+        """A finite number from 0 to `high`."""
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             self.fail(path, f"expected a number, got {_kind(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail(path, f"{value} is not a finite number")
         if value < 0:
-            self.fail(path, f"must not be negative, got {value}")
+            self.fail(path, f"must not be negative, got {inputs.shown(value)}")
+        if value > high:
+            self.fail(path, f"must be at most {high:g}, got {inputs.shown(value)}")
         return float(value)
 
     def bool(self, path: str, value: object) -> bool:
@@ -396,16 +424,16 @@ class Reader:
         text = self.str(path, value)
         choices = list(choices)
         if text not in choices:
-            self.fail(path, f"unknown value {text!r} (known: {', '.join(choices)})")
+            self.fail(path, f"unknown value {inputs.shown(text)} (known: {', '.join(choices)})")
         return text
 
     def hex_int(self, path: str, value: object) -> int:
         """An int, or a hex string such as "0x20B210DE"."""
         if isinstance(value, str):
-            try:
-                return int(value, 16)
-            except ValueError:
-                self.fail(path, f"expected an integer or a hex string, got {value!r}")
+            if not re.fullmatch(r"(?:0[xX])?[0-9A-Fa-f]{1,8}", value):
+                self.fail(path, f"expected an integer or a hex string of 32 bits, got "
+                                f"{inputs.shown(value)}")
+            return int(value, 16)
         return self.int(path, value, 0, 0xFFFFFFFF)
 
     def window(self, path: str, data: Mapping[str, object]) -> Window:
@@ -445,22 +473,23 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
     def clocks(path: str, value: object) -> Clocks:
         data = r.obj(path, value, ("graphics", "sm", "memory", "video"))
         return Clocks(
-            **{k: _opt_int(r, path, data, k) for k in ("graphics", "sm", "memory", "video")}
+            **{k: _opt_int(r, path, data, k, MAX_CLOCK_MHZ)
+               for k in ("graphics", "sm", "memory", "video")}
         )
 
     def pcie(path: str, value: object) -> Pcie:
-        keys = (
-            "gen",
-            "max_gen",
-            "gpu_max_gen",
-            "width",
-            "max_width",
-            "tx_kbps",
-            "rx_kbps",
-            "replay_counter",
-        )
-        data = r.obj(path, value, keys)
-        return Pcie(**{k: _opt_int(r, path, data, k) for k in keys})
+        bounds = {
+            "gen": MAX_PCIE_GEN,
+            "max_gen": MAX_PCIE_GEN,
+            "gpu_max_gen": MAX_PCIE_GEN,
+            "width": MAX_PCIE_WIDTH,
+            "max_width": MAX_PCIE_WIDTH,
+            "tx_kbps": MAX_COUNT,
+            "rx_kbps": MAX_COUNT,
+            "replay_counter": MAX_COUNT,
+        }
+        data = r.obj(path, value, bounds)
+        return Pcie(**{k: _opt_int(r, path, data, k, high) for k, high in bounds.items()})
 
     def counts(path: str, value: object) -> EccCounts:
         data = r.obj(path, value, ("corrected", "uncorrected"))
@@ -500,7 +529,7 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         items = r.list(path, value)
         if len(items) != 2:
             r.fail(path, f"expected [major, minor], got {len(items)} numbers")
-        return r.int(_join(path, 0), items[0]), r.int(_join(path, 1), items[1])
+        return r.int(_join(path, 0), items[0], 0, 99), r.int(_join(path, 1), items[1], 0, 99)
 
     def reasons(path: str, value: object) -> tuple[str, ...]:
         return tuple(
@@ -511,20 +540,23 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
     def cpus(path: str, value: object) -> tuple[int, ...]:
         try:
             return tuple(parse_cpulist(r.str(path, value)))
-        except ValueError:
-            r.fail(path, f"expected a CPU list such as '0-23,48-71', got {value!r}")
+        except ValueError as exc:
+            r.fail(path, f"expected a CPU list such as '0-23,48-71': {exc}")
 
     def bus_id(path: str, value: object) -> str:
         text = r.str(path, value)
         if parse_pci_bus_id(text) is None:
-            r.fail(path, f"expected a PCI bus id such as '00000000:07:00.0', got {text!r}")
+            r.fail(path, "expected a PCI bus id such as '00000000:07:00.0', "
+                         f"got {inputs.shown(text)}")
         return text
 
-    def percent(path: str, value: object) -> int:
-        return r.int(path, value, 0, 100)
+    def bounded(high: int) -> Callable[[str, object], int]:
+        return lambda path, value: r.int(path, value, 0, high)
 
-    def count(path: str, value: object) -> int:
-        return r.int(path, value)
+    def watts(path: str, value: object) -> float:
+        return r.number(path, value, MAX_POWER_W)
+
+    percent, mib, celsius = bounded(100), bounded(MAX_MEMORY_MIB), bounded(MAX_TEMPERATURE_C)
 
     return {
         "name": r.str,
@@ -535,34 +567,34 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         "pci_bus_id": bus_id,
         "pci_device_id": _optional(r.hex_int),
         "pci_subsystem_id": _optional(r.hex_int),
-        "minor_number": _optional(count),
+        "minor_number": _optional(bounded(MAX_MINOR_NUMBER)),
         "architecture": _optional(lambda p, v: r.choice(p, v, ARCHITECTURES)),
         "cuda_compute_capability": _optional(capability),
-        "cuda_cores": _optional(count),
-        "memory_bus_width_bits": _optional(count),
+        "cuda_cores": _optional(bounded(MAX_CUDA_CORES)),
+        "memory_bus_width_bits": _optional(bounded(MAX_BUS_WIDTH_BITS)),
         "persistence_mode": _optional(r.bool),
         "compute_mode": _optional(lambda p, v: r.choice(p, v, COMPUTE_MODES)),
-        "memory_total_mib": count,
-        "memory_reserved_mib": _optional(count),
-        "memory_used_mib": _optional(count),
-        "bar1_total_mib": _optional(count),
-        "bar1_used_mib": _optional(count),
+        "memory_total_mib": mib,
+        "memory_reserved_mib": _optional(mib),
+        "memory_used_mib": _optional(mib),
+        "bar1_total_mib": _optional(mib),
+        "bar1_used_mib": _optional(mib),
         "utilization_gpu_percent": _optional(percent),
         "utilization_memory_percent": _optional(percent),
         "encoder_percent": _optional(percent),
         "decoder_percent": _optional(percent),
-        "temperature_c": _optional(count),
-        "temperature_slowdown_c": _optional(count),
-        "temperature_shutdown_c": _optional(count),
-        "temperature_gpu_max_c": _optional(count),
-        "temperature_memory_max_c": _optional(count),
+        "temperature_c": _optional(celsius),
+        "temperature_slowdown_c": _optional(celsius),
+        "temperature_shutdown_c": _optional(celsius),
+        "temperature_gpu_max_c": _optional(celsius),
+        "temperature_memory_max_c": _optional(celsius),
         "fan_percent": _optional(percent),
-        "power_draw_w": _optional(r.number),
-        "power_limit_w": _optional(r.number),
-        "power_default_limit_w": _optional(r.number),
-        "power_min_limit_w": _optional(r.number),
-        "power_max_limit_w": _optional(r.number),
-        "energy_j": _optional(r.number),
+        "power_draw_w": _optional(watts),
+        "power_limit_w": _optional(watts),
+        "power_default_limit_w": _optional(watts),
+        "power_min_limit_w": _optional(watts),
+        "power_max_limit_w": _optional(watts),
+        "energy_j": _optional(lambda p, v: r.number(p, v, MAX_ENERGY_J)),
         "clocks_mhz": _optional(clocks),
         "max_clocks_mhz": _optional(clocks),
         "pstate": _optional(lambda p, v: r.int(p, v, 0, 15)),
@@ -571,8 +603,8 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         "ecc": _optional(ecc),
         "retired_pages": _optional(retired),
         "remapped_rows": _optional(remapped),
-        "nvlink_links": _optional(count),
-        "numa_node": _optional(count),
+        "nvlink_links": _optional(bounded(MAX_COUNT)),  # checked against the board below
+        "numa_node": _optional(bounded(MAX_NUMA_NODE)),
         "cpu_affinity": _optional(cpus),
         "gpm": _optional(lambda p, v: read_gpm(r, p, v)),
     }
@@ -582,19 +614,14 @@ def read_gpm(r: Reader, path: str, value: object) -> GpmSpec:
     """A `gpm` object: each key a percentage, absent keys 0."""
     keys = tuple(f.name for f in dataclasses.fields(GpmSpec))
     data = r.obj(path, value, keys)
-
-    def percent(key: str) -> float:
-        number = r.number(_join(path, key), data[key])
-        if number > 100:
-            r.fail(_join(path, key), f"a percentage is at most 100, got {number:g}")
-        return number
-
-    return GpmSpec(**{key: percent(key) for key in data})
+    return GpmSpec(**{key: r.number(_join(path, key), data[key], 100) for key in data})
 
 
-def _opt_int(r: Reader, path: str, data: Mapping[str, object], key: str) -> int | None:
+def _opt_int(
+    r: Reader, path: str, data: Mapping[str, object], key: str, high: int
+) -> int | None:
     value = data.get(key)
-    return None if value is None else r.int(_join(path, key), value)
+    return None if value is None else r.int(_join(path, key), value, 0, high)
 
 
 _STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events")
@@ -757,7 +784,7 @@ def parse_processes(
                 pid=pid,
                 used_memory_mib=None
                 if memory is None
-                else r.int(_join(p, "used_memory_mib"), memory),
+                else r.int(_join(p, "used_memory_mib"), memory, 0, MAX_MEMORY_MIB),
                 type=r.choice(_join(p, "type"), data.get("type", "compute"), PROCESS_TYPES),
                 gpu_instance_id=gi,
                 compute_instance_id=ci,
@@ -805,7 +832,7 @@ def parse_mig(
             known = ", ".join(pr.name for pr in table.profiles)
             r.fail(
                 _join(p, "profile"),
-                f"unknown profile {name!r} for board {board.key} (known: {known})",
+                f"unknown profile {inputs.shown(name)} for board {board.key} (known: {known})",
             )
         start = gi.get("start")
         if start is not None:
@@ -872,7 +899,13 @@ def _parse_compute_instances(
             )
         memory = data.get("memory_used_mib")
         requests.append(
-            (p, profile, None if memory is None else r.int(_join(p, "memory_used_mib"), memory))
+            (
+                p,
+                profile,
+                None
+                if memory is None
+                else r.int(_join(p, "memory_used_mib"), memory, 0, MAX_MEMORY_MIB),
+            )
         )
     if not requests:
         r.fail(path, "a GPU instance needs at least one compute instance")
@@ -923,11 +956,14 @@ def _starts(values: Iterable[int]) -> str:
 def _read_driver(r: Reader, value: object) -> DriverSpec:
     data = r.obj("driver", value, ("version", "cuda_version", "nvml_version"))
     version = r.str("driver.version", data.get("version", "550.54.15"))
-    if not re.fullmatch(r"\d+(\.\d+)+", version):
-        r.fail("driver.version", f"expected a version such as '550.54.15', got {version!r}")
+    if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){1,3}", version):
+        r.fail("driver.version",
+               f"expected a version such as '550.54.15', got {inputs.shown(version)}")
     numbers = tuple(int(n) for n in version.split("."))
     branch = max((b for b in _CUDA_BY_BRANCH if b <= numbers[0]), default=450)
-    cuda = r.int("driver.cuda_version", data.get("cuda_version", _CUDA_BY_BRANCH[branch]), 1000)
+    cuda = r.int(
+        "driver.cuda_version", data.get("cuda_version", _CUDA_BY_BRANCH[branch]), 1000, 99_990
+    )
     nvml = r.str("driver.nvml_version", data.get("nvml_version", f"{cuda // 1000}.{version}"))
     return DriverSpec(version, numbers, cuda, nvml)
 
@@ -942,7 +978,7 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     data = r.obj(path, value, keys, ("call",))
     call = r.str(_join(path, "call"), data["call"])
     if fault_name(call) not in known_fault_calls():
-        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {call!r}")
+        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {inputs.shown(call)}")
     gpu = data.get("gpu")
     if gpu is not None:
         gpu = r.int(_join(path, "gpu"), gpu, 0, max(gpu_count - 1, 0))
@@ -952,7 +988,7 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     code = (
         None if error is None else ERROR_CODES[r.choice(_join(path, "error"), error, ERROR_CODES)]
     )
-    delay = r.number(_join(path, "delay_seconds"), data.get("delay_seconds", 0))
+    delay = r.number(_join(path, "delay_seconds"), data.get("delay_seconds", 0), MAX_DELAY_SECONDS)
     if code is None and not delay:
         r.fail(path, "a fault needs an error or a delay_seconds")
     return FaultSpec(fault_name(call), gpu, code, delay, r.window(path, data))
@@ -976,7 +1012,8 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         r.fail("(top level)", f"expected an object, got {_kind(data)}")
     top = r.obj("", data, keys, ("format",))
     if top["format"] != 1 or isinstance(top["format"], bool):
-        r.fail("format", f"unsupported format {top['format']!r} (this hwinfo reads format 1)")
+        r.fail("format",
+               f"unsupported format {inputs.shown(top['format'])} (this hwinfo reads format 1)")
     driver = _read_driver(r, top.get("driver", {}))
     init_error = top.get("init_error")
     attempts = top.get("init_error_attempts")
@@ -985,6 +1022,8 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
             r.fail("init_error_attempts", "only meaningful with init_error")
         attempts = r.int("init_error_attempts", attempts, 1)
     gpu_items = r.list("gpus", top.get("gpus", []))
+    if len(gpu_items) > MAX_GPUS:
+        r.fail("gpus", f"at most {MAX_GPUS} GPUs, got {len(gpu_items)}")
     gpus = tuple(_read_gpu(r, name, driver.version_tuple, i, g) for i, g in enumerate(gpu_items))
     identities: dict[str, Callable[[GpuSpec], object]] = {
         "uuid": lambda g: g.uuid.lower(),
@@ -1029,21 +1068,15 @@ def load_scenario(source: str | os.PathLike[str]) -> Scenario:
         path, label, name = builtin, text_source, text_source
     else:
         path, label, name = Path(text_source), text_source, Path(text_source).stem
+    what = f"scenario {label}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        known = ", ".join(n for n, _ in list_scenarios()) or "none"
-        raise ScenarioError(
-            f"scenario {label}: no such file, and no built-in scenario of that name (built-in: {known})"
-        ) from None
-    except OSError as e:
-        raise ScenarioError(f"scenario {label}: cannot read: {e.strerror or e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ScenarioError(
-            f"scenario {label}: line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}"
-        ) from None
+        data = inputs.parse_json(inputs.read_text(path, what), what)
+    except inputs.InputError as exc:
+        if not os.path.lexists(path):
+            known = ", ".join(n for n, _ in list_scenarios()) or "none"
+            raise ScenarioError(f"{what}: no such file, and no built-in scenario of that name "
+                                f"(built-in: {known})") from None
+        raise ScenarioError(str(exc)) from None
     return parse_scenario(data, label, name)
 
 

@@ -63,12 +63,17 @@ def test_json_is_read_too(tmp_path: Path) -> None:
         ("temperature_margin_celsius: hot\n",
          "temperature_margin_celsius: expected a number, got 'hot'"),
         ("temperature_margin_celsius: -1\n",
-         "temperature_margin_celsius: expected a number of at least 0, got -1"),
+         "temperature_margin_celsius: expected a number from 0 to 200, got -1"),
+        ("temperature_margin_celsius: .nan\n", "temperature_margin_celsius: nan is not a finite number"),
+        ("temperature_margin_celsius: 1.0e+300\n",
+         "temperature_margin_celsius: expected a number from 0 to 200, got 1e+300"),
         ("memory_available_warning_percent: 150\n",
          "memory_available_warning_percent: expected a number from 0 to 100, got 150"),
         ("swap_used_warning_percent: true\n", "swap_used_warning_percent: expected a number, got True"),
-        ("expect_gpus: 2.5\n", "expect_gpus: expected a whole number of at least 0 or null, got 2.5"),
-        ("idle_gpu_memory_mib: 1GiB\n", "idle_gpu_memory_mib: expected a whole number of MiB, got '1GiB'"),
+        ("expect_gpus: 2.5\n", "expect_gpus: expected a whole number from 0 to 255 or null, got 2.5"),
+        ("idle_gpu_memory_mib: 1GiB\n", "idle_gpu_memory_mib: expected a whole number of MiB from 0 to 16777216, got '1GiB'"),
+        ("xid_ignore: [-1]\n", "xid_ignore: expected a list of XID numbers, got [-1]"),
+        ("expect_gpus: [" * 100_000, "nested too deeply"),
         ("xid_critical: 79\n", "xid_critical: expected a list of XID numbers, got 79"),
         ("xid_ignore: [13, x]\n", "xid_ignore: expected a list of XID numbers, got [13, 'x']"),
         ("disable: power_throttling\n", "disable: expected a list of rule names, got 'power_throttling'"),
@@ -92,7 +97,7 @@ def test_missing_file() -> None:
 
 
 def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="Is a directory"):
+    with pytest.raises(ConfigError, match="not a regular file \\(a directory\\)"):
         load_thresholds(str(tmp_path), RULE_NAMES)
 
 

@@ -113,5 +113,6 @@ def test_freed_samples_are_gone(gpus: list[Any]) -> None:
 
 def test_gpm_percentages_are_bounded() -> None:
     bad = {"format": 1, "gpus": [{"board": "H100-SXM5-80GB", "gpm": {"sm_active_percent": 101}}]}
-    with pytest.raises(hwinfo.sim.ScenarioError, match=r"gpus\[0\]\.gpm\.sm_active_percent"):
+    with pytest.raises(hwinfo.sim.ScenarioError,
+                       match=r"gpus\[0\]\.gpm\.sm_active_percent: must be at most 100"):
         parse_scenario(bad, "bad.json", "bad")

@@ -442,3 +442,93 @@ def test_input_is_not_modified() -> None:
     before = copy.deepcopy(data)
     parse_scenario(data, "t.json", "t")
     assert data == before
+
+
+# --- bounds: every number in a scenario has a sane range, named in one line ----------------
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        ({"temperature_c": 256}, "gpus[0].temperature_c: must be at most 255, got 256"),
+        ({"temperature_slowdown_c": 10**30}, "gpus[0].temperature_slowdown_c: must be at most 255"),
+        ({"temperature_c": 1e30}, "gpus[0].temperature_c: expected an integer, got float"),
+        ({"power_draw_w": 1e30}, "gpus[0].power_draw_w: must be at most 4000, got 1e+30"),
+        ({"power_limit_w": float("nan")}, "gpus[0].power_limit_w: nan is not a finite number"),
+        ({"energy_j": float("inf")}, "gpus[0].energy_j: inf is not a finite number"),
+        ({"memory_total_mib": 1 << 40}, "gpus[0].memory_total_mib: must be at most 16777216"),
+        ({"bar1_used_mib": -1}, "gpus[0].bar1_used_mib: must be at least 0, got -1"),
+        ({"utilization_gpu_percent": 101}, "gpus[0].utilization_gpu_percent: must be at most 100"),
+        ({"clocks_mhz": {"graphics": 10**6}}, "gpus[0].clocks_mhz.graphics: must be at most 100000"),
+        ({"pcie": {"width": 64}}, "gpus[0].pcie.width: must be at most 32, got 64"),
+        ({"pcie": {"replay_counter": 1 << 32}}, "gpus[0].pcie.replay_counter: must be at most 4294967295"),
+        ({"ecc": {"enabled": True, "volatile": {"corrected": 1 << 64}}},
+         "gpus[0].ecc.volatile.corrected: must be at most 4294967295"),
+        ({"numa_node": 4096}, "gpus[0].numa_node: must be at most 1023"),
+        ({"minor_number": 255}, "gpus[0].minor_number: must be at most 254"),
+        ({"cuda_compute_capability": [8, 1000]}, "gpus[0].cuda_compute_capability[1]: must be at most 99"),
+        ({"cpu_affinity": "0-99999999"},
+         "gpus[0].cpu_affinity: expected a CPU list such as '0-23,48-71': CPU 99999999 is beyond"),
+        ({"cpu_affinity": "0-65535," * 2}, ("gpus[0].cpu_affinity: expected a CPU list such as "
+                                           "'0-23,48-71': more than 65536 CPUs listed")),
+        ({"pci_device_id": "0x1" + "0" * 40}, ("gpus[0].pci_device_id: expected an integer or a hex "
+                                              "string of 32 bits, got '0x1000000000000000")),
+        ({"processes": [{"pid": 7, "used_memory_mib": 1 << 30}]},
+         "gpus[0].processes[0].used_memory_mib: must be at most 16777216"),
+        ({"xid_events": [{"after_samples": 1, "xid": 1 << 40}]},
+         "gpus[0].xid_events[0].xid: must be at most 4294967295"),
+        ({"x" * 10_000: 1}, "x...: unknown key (known: "),
+        ({"a\nb": 1}, "gpus[0].'a\\nb': unknown key"),  # a newline in a key stays on one line
+        ({"name": "A100", "board": "z" * 10_000}, "gpus[0].board: unknown value 'zzzzzzzz"),
+    ],
+)
+def test_numbers_past_their_bounds_are_refused(gpu: dict[str, Any], expected: str) -> None:
+    message = error({"gpus": [{**A100, **gpu}]})
+    assert expected in message and len(message) < 1000  # the known keys, not the input
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"gpus": [A100] * 256}, "gpus: at most 255 GPUs, got 256"),
+        ({"driver": {"version": "5" * 5000 + ".1"}}, "driver.version: expected a version such as"),
+        ({"driver": {"version": "٥٥٠.54.15"}}, "driver.version: expected a version such as"),
+        ({"driver": {"cuda_version": 10**9}}, "driver.cuda_version: must be at most 99990"),
+        ({"init_error": "Unknown", "init_error_attempts": 1 << 33}, "init_error_attempts: must be at most"),
+        ({"faults": [{"call": "nvmlInit", "delay_seconds": 1e300}]},
+         "faults[0].delay_seconds: must be at most 86400, got 1e+300"),
+        ({"faults": [{"call": "nvmlInit", "error": "Unknown", "for_samples": 1 << 40}]},
+         "faults[0].for_samples: must be at most 4294967295"),
+    ],
+)
+def test_top_level_numbers_past_their_bounds_are_refused(data: dict[str, Any], expected: str) -> None:
+    assert expected in error(data)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x00\x01\x02\xff", "not UTF-8 text (binary?) at byte 3"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"format": 1, "gpus": [{"board": "T4", "power_draw_w": Infinity}]}',
+         "Infinity is not a number JSON allows"),
+        (b'{"format": 1, "description": ' + b"9" * 5000 + b"}", "a number of more than 4300 digits"),
+    ],
+)
+def test_unreadable_files_are_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(content)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"scenario {path}: ") and expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_special_files_are_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.json")
+    with pytest.raises(ScenarioError, match=r"not a regular file \(a FIFO\)"):
+        load_scenario(tmp_path / "fifo.json")
+    with pytest.raises(ScenarioError, match=r"not a regular file \(a character device\)"):
+        load_scenario("/dev/zero")

@@ -1,0 +1,116 @@
+"""Hypothesis strategies for hostile documents: any JSON-like value, and a valid document mutated.
+
+Random documents mostly fail at the first check; a real document with a few values replaced,
+removed or added reaches every validator behind it, which is where the bounds live.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fixtures.machines import shared_tree
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+
+# Each fuzz file runs `examples` cases with a per-case deadline generous for a loaded
+# 2-core machine; nothing is stored between runs.
+def fuzz_settings(examples: int) -> settings:
+    return settings(max_examples=examples, deadline=5000, database=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# Numbers at the edges of every C type and JSON parser, beside ordinary ones.
+EDGE_INTEGERS = st.sampled_from([0, 1, -1, 100, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32 - 1,
+                                 2**32, 2**63 - 1, 2**63, 2**64, 10**30, -(2**63) - 1])
+NUMBERS = st.one_of(st.integers(), EDGE_INTEGERS, st.floats(allow_nan=True, allow_infinity=True))
+SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.text(max_size=24),
+                    st.sampled_from(["", "0-99999999", "N/A", "0x20B010DE", "P0", "550.54.15", "٣"]))
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(st.lists(children, max_size=4),
+                               st.dictionaries(st.text(max_size=12), children, max_size=4)),
+    max_leaves=16,
+)
+
+
+def _slots(value: Any) -> Iterator[tuple[dict[str, Any] | list[Any], Any]]:
+    """Every (container, key) in a document, depth first."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                yield node, key
+                stack.append(item)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                yield node, index
+                stack.append(item)
+
+
+def _like(value: Any) -> st.SearchStrategy[Any]:
+    """Another value of the same JSON kind: a number for a number, a string for a string."""
+    if isinstance(value, bool):
+        return st.booleans()
+    if isinstance(value, int):
+        return st.one_of(st.integers(), EDGE_INTEGERS)
+    if isinstance(value, float):
+        return NUMBERS
+    if isinstance(value, str):
+        return st.one_of(st.text(max_size=24), SCALARS.filter(lambda v: isinstance(v, str)))
+    if isinstance(value, list):
+        return st.just(value[: len(value) // 2] + value) if value else st.lists(JSON_VALUES, max_size=2)
+    if isinstance(value, dict):
+        return st.just({})
+    return SCALARS
+
+
+@st.composite
+def mutated(draw: Callable[..., Any], base: Any, max_changes: int = 3) -> Any:
+    """`base` with one to `max_changes` values replaced, removed, or added under a new key."""
+    document = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, max_changes))):
+        slots = list(_slots(document))
+        if not slots:
+            return draw(JSON_VALUES)
+        container, key = draw(st.sampled_from(slots))
+        action = draw(st.sampled_from(["same kind", "same kind", "replace", "remove", "add"]))
+        if action == "same kind":  # passes the type checks, so the bounds behind them are reached
+            container[key] = draw(_like(container[key]))
+        elif action == "replace":
+            container[key] = draw(JSON_VALUES)
+        elif action == "remove":
+            del container[key]
+        elif isinstance(container, dict):
+            container[draw(st.text(max_size=12))] = draw(JSON_VALUES)
+        else:
+            container.append(draw(JSON_VALUES))
+    return document
+
+
+def one_line_or_valid(call: Callable[[], Any], error: type[Exception]) -> Any:
+    """The call's result, or None after it raised exactly `error` with a one-line message.
+
+    Any other exception propagates, and fails the property with its traceback.
+    """
+    try:
+        return call()
+    except error as exc:
+        message = str(exc)
+        assert message and "\n" not in message, repr(message)
+        assert len(message) < 2000, f"an error line of {len(message)} characters"
+        return None
+
+
+def real_report(scenario: str) -> dict[str, Any]:
+    """`hwinfo report --format json` of a simulated machine on a fixture host, as a document."""
+    out = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--format", "json", "--simulate",
+                          scenario, "--root", str(shared_tree("x86-2s-smt"))],
+                         capture_output=True, check=True, timeout=120).stdout
+    return json.loads(out)
