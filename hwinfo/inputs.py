@@ -111,12 +111,14 @@ def parse_json(text: str | bytes, what: str) -> Any:
 
 
 def parse_yaml(text: str, what: str) -> Any:
-    """A YAML document (safe types only), bounded in depth and size, with finite numbers."""
+    """A YAML document (safe types only), bounded in depth and size, with finite numbers and
+    no key given twice in one mapping (PyYAML keeps the last silently: a second user of the
+    same name in basic_auth_users would replace the first's password unseen)."""
     # Imported here: commands that read no YAML do not pay for PyYAML.
     import yaml
 
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_safe_loader())
     except RecursionError:
         raise InputError(f"{what}: nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -127,6 +129,34 @@ def parse_yaml(text: str, what: str) -> Any:
         raise InputError(f"{what}: {_value_error(exc)}") from None
     check_document(document, what)
     return document
+
+
+_LOADER: Any = None
+
+
+def _safe_loader() -> Any:
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping; built on first use."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        twice = key in seen
+                        seen.add(key)
+                    except TypeError:  # unhashable: the base class refuses it in one line
+                        continue
+                    if twice:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"{shown(key)} is given twice", key_node.start_mark)
+                return super().construct_mapping(node, deep)
+
+        _LOADER = Loader
+    return _LOADER
 
 
 def yaml_error(exc: Exception) -> str:

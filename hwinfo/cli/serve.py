@@ -75,8 +75,6 @@ def serve(
             web_config = load_web_config(web_config_file)
         except WebConfigError as exc:
             raise click.ClickException(str(exc)) from None
-        for note in web_config.notes:
-            logging.getLogger("hwinfo.webconfig").info("%s", note)
     collector = _collector(root, simulate, disabled, listen_xids=True)
     options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
     try:

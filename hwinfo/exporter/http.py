@@ -454,7 +454,7 @@ class Server:
         self._stamp = stamp
         assert self._config is not None
         try:
-            config = load_web_config(self._config.path)
+            config = load_web_config(self._config.path, previous=self._config)
         except WebConfigError as exc:
             logger.warning("web config not reloaded, keeping the previous one: %s", exc)
             return

@@ -1,8 +1,13 @@
 """The web configuration file in Prometheus exporter-toolkit's format (web-config.yml).
 
 It gives TLS settings, extra response headers and basic-auth users. A file node_exporter
-accepts is accepted here too, except for the few fields Python's ssl module cannot honour
-(each refused with a reason) and the ones that change nothing here (accepted, with a note).
+accepts is accepted here too, except for the settings Python's ssl module cannot enforce as
+written (each refused with a reason: ignoring one would serve with less protection than
+asked for) and the one that changes nothing here (http2, accepted with a note).
+
+A reload never weakens a running server: a file that would turn TLS or authentication off,
+ask less of client certificates, allow older TLS versions or more ciphers or curves than
+the configuration in force is refused, and the previous configuration stays (weaken_reason).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from hwinfo import inputs
 
 TLS_VERSIONS: Mapping[str, ssl.TLSVersion] = {
     "TLS10": ssl.TLSVersion.TLSv1,
@@ -73,11 +78,48 @@ _REFUSED = {
 }
 
 _IGNORED = {
-    "tls_server_config.cipher_suites": "ignored: OpenSSL's default cipher suites are used",
-    "tls_server_config.curve_preferences": "ignored: OpenSSL's default key-exchange groups are used",
-    "tls_server_config.prefer_server_cipher_suites": "ignored: OpenSSL's server preference applies",
     "http_server_config.http2": "ignored: hwinfo serves HTTP/1.1 only",
 }
+
+# Go's names of the TLS 1.0-1.2 cipher suites (crypto/tls) and OpenSSL's for the same suites.
+# As in Go, cipher_suites does not touch TLS 1.3, whose three suites are always offered.
+CIPHER_SUITES: Mapping[str, str] = {
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA": "DES-CBC3-SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256": "AES128-SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA": "ECDHE-RSA-DES-CBC3-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256": "ECDHE-ECDSA-AES128-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256": "ECDHE-RSA-AES128-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+_TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+
+# Go's curve names and OpenSSL's. Python's ssl sets key-exchange groups only through
+# set_ecdh_curve, one group (with OpenSSL 3 it limits every TLS version to it): a list of
+# one is enforced exactly, a longer one cannot be and is refused.
+CURVES: Mapping[str, str] = {
+    "CurveP256": "prime256v1",
+    "CurveP384": "secp384r1",
+    "CurveP521": "secp521r1",
+    "X25519": "X25519",
+}
+# The limits a reload may not loosen; each read from the web config's file to 1 MiB at most.
+_FILE_LIMIT = 1 << 20
+_CONFIG_LIMIT = 256 << 10
 
 # Modular crypt format of bcrypt: variant, two-digit cost 04..31, 22 salt + 31 hash characters.
 _BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
@@ -99,6 +141,10 @@ class TlsSettings:
     client_ca_file: str | None = None
     min_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
     max_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3
+    # OpenSSL names; None: OpenSSL's defaults (no restriction asked for).
+    ciphers: frozenset[str] | None = None
+    curve: str | None = None
+    prefer_server_ciphers: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,9 +170,45 @@ class WebConfig:
         return tuple(files)
 
 
-def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
-    """Read, validate and load (TLS files included) a web configuration file."""
-    return _Reader(os.fspath(path)).read()
+def load_web_config(
+    path: str | os.PathLike[str], previous: WebConfig | None = None
+) -> WebConfig:
+    """Read, validate and load (TLS files included) a web configuration file.
+
+    With `previous` (a reload of a running server), a file that would weaken it is refused.
+    """
+    config = _Reader(os.fspath(path)).read()
+    if previous is not None and (reason := weaken_reason(previous, config)):
+        raise WebConfigError(
+            f"{config.path}: {reason}; a reload never weakens a running server "
+            "(restart hwinfo serve to do that)"
+        )
+    return config
+
+
+_VERIFY_RANK = {ssl.CERT_NONE: 0, ssl.CERT_OPTIONAL: 1, ssl.CERT_REQUIRED: 2}
+
+
+def weaken_reason(old: WebConfig, new: WebConfig) -> str | None:
+    """What `new` would loosen of `old`'s protection, or None when it loosens nothing."""
+    if old.users and not new.users:
+        return "it turns basic authentication off"
+    if old.tls is None:
+        return None
+    if new.tls is None:
+        return "it turns TLS off"
+    before, after = old.tls, new.tls
+    if _VERIFY_RANK[CLIENT_AUTH_TYPES[after.client_auth_type]] < \
+            _VERIFY_RANK[CLIENT_AUTH_TYPES[before.client_auth_type]]:
+        return (f"it asks less of client certificates ({before.client_auth_type} -> "
+                f"{after.client_auth_type})")
+    if after.min_version < before.min_version:
+        return f"it lowers min_version ({before.min_version.name} -> {after.min_version.name})"
+    if before.ciphers is not None and (after.ciphers is None or after.ciphers - before.ciphers):
+        return "it allows cipher suites the running configuration does not"
+    if before.curve is not None and after.curve != before.curve:
+        return "it allows key-exchange curves the running configuration does not"
+    return None
 
 
 class _Reader:
@@ -146,16 +228,10 @@ class _Reader:
 
     def read(self) -> WebConfig:
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise self.error("", _os_reason(exc)) from None
-        except UnicodeDecodeError:
-            raise self.error("", "not UTF-8 text") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise self.error("", _yaml_reason(exc)) from None
+            data = inputs.parse_yaml(
+                inputs.read_text(self.path, self.path, _CONFIG_LIMIT), self.path)
+        except inputs.InputError as exc:
+            raise WebConfigError(str(exc)) from None
         top = self.mapping("", data, _TOP_FIELDS)
         tls = self.tls(self.mapping("tls_server_config", top.get("tls_server_config"), _TLS_FIELDS))
         http = self.mapping("http_server_config", top.get("http_server_config"), _HTTP_FIELDS)
@@ -202,11 +278,12 @@ class _Reader:
         if value is not None and not isinstance(value, bool):
             raise self.error(where, f"expected true or false, got {_kind(value)}")
 
-    def string_list(self, where: str, value: object) -> None:
+    def string_list(self, where: str, value: object) -> list[str] | None:
         if value is None:
-            return
+            return None
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise self.error(where, "expected a list of strings")
+        return value
 
     def file(self, where: str, value: object) -> str:
         """A file path, relative ones taken from the config file's directory."""
@@ -219,11 +296,10 @@ class _Reader:
         key = self.file(f"{where}.key_file", section.get("key_file"))
         ca = self.file(f"{where}.client_ca_file", section.get("client_ca_file"))
         auth = self.string(f"{where}.client_auth_type", section.get("client_auth_type"))
-        self.string_list(f"{where}.cipher_suites", section.get("cipher_suites"))
-        self.string_list(f"{where}.curve_preferences", section.get("curve_preferences"))
-        self.boolean(
-            f"{where}.prefer_server_cipher_suites", section.get("prefer_server_cipher_suites")
-        )
+        ciphers = self.ciphers(f"{where}.cipher_suites", section.get("cipher_suites"))
+        curve = self.curve(f"{where}.curve_preferences", section.get("curve_preferences"))
+        prefer = section.get("prefer_server_cipher_suites")
+        self.boolean(f"{where}.prefer_server_cipher_suites", prefer)
         low = self.version(
             f"{where}.min_version", section.get("min_version"), ssl.TLSVersion.TLSv1_2
         )
@@ -241,7 +317,39 @@ class _Reader:
             raise self.error(f"{where}.min_version", "is above max_version")
         auth = auth or "NoClientCert"
         self.client_auth(f"{where}.client_auth_type", auth, ca)
-        return TlsSettings(cert, key, auth, ca or None, low, high)
+        # exporter-toolkit's default for prefer_server_cipher_suites is true.
+        return TlsSettings(cert, key, auth, ca or None, low, high, ciphers, curve,
+                           prefer is not False)
+
+    def ciphers(self, where: str, value: object) -> frozenset[str] | None:
+        """cipher_suites as OpenSSL names; None when not given (OpenSSL's defaults)."""
+        names = self.string_list(where, value)
+        if names is None:
+            return None
+        if not names:
+            raise self.error(where, "an empty list allows no cipher suite")
+        for name in names:
+            if name in _TLS13_SUITES:
+                raise self.error(where, f"{name} is a TLS 1.3 suite, which cannot be chosen "
+                                        "(as in Go): list TLS 1.2 suites only")
+            if name not in CIPHER_SUITES:
+                raise self.error(where, f"{inputs.shown(name)} is not a cipher suite Go knows "
+                                        "(e.g. TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384)")
+        return frozenset(CIPHER_SUITES[name] for name in names)
+
+    def curve(self, where: str, value: object) -> str | None:
+        """curve_preferences as the one OpenSSL group it can be; None when not given."""
+        names = self.string_list(where, value)
+        if names is None:
+            return None
+        for name in names:
+            if name not in CURVES:
+                raise self.error(where, f"{inputs.shown(name)} is not one of "
+                                        f"{', '.join(CURVES)}")
+        if len(set(names)) != 1:
+            raise self.error(where, "Python's ssl can limit key exchange to one curve only, "
+                                    "not a list: give one curve")
+        return CURVES[names[0]]
 
     def version(self, where: str, value: object, default: ssl.TLSVersion) -> ssl.TLSVersion:
         name = self.string(where, value)
@@ -284,6 +392,18 @@ class _Reader:
         context.minimum_version = tls.min_version
         context.maximum_version = tls.max_version
         context.options |= ssl.OP_NO_RENEGOTIATION
+        if tls.prefer_server_ciphers:
+            context.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+        else:
+            context.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
+        if tls.ciphers is not None:
+            try:
+                context.set_ciphers(":".join(sorted(tls.ciphers)))
+            except ssl.SSLError:
+                raise self.error(f"{where}.cipher_suites",
+                                 "none of these suites is available in this OpenSSL") from None
+        if tls.curve is not None:
+            context.set_ecdh_curve(tls.curve)
         context.set_alpn_protocols(["http/1.1"])
         try:
             context.load_cert_chain(tls.cert_file, tls.key_file, password=_refuse_password)
@@ -305,12 +425,12 @@ class _Reader:
         return context
 
     def read_file(self, where: str, name: str) -> str:
-        """The file's text; read here so that a missing or unreadable file gets its own message."""
+        """The file's text, read as hostile input: a missing, special, huge or binary file
+        gets its own line before OpenSSL reads it by name."""
         try:
-            with open(name, encoding="ascii", errors="replace") as handle:
-                return handle.read()
-        except OSError as exc:
-            raise self.error(where, f"{name}: {_os_reason(exc)}") from None
+            return inputs.read_text(name, name, _FILE_LIMIT)
+        except inputs.InputError as exc:
+            raise self.error(where, str(exc)) from None
 
     def headers(self, value: object) -> dict[str, str]:
         where = "http_server_config.headers"
@@ -362,16 +482,6 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _os_reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 def _ssl_reason(exc: Exception) -> str:
     return _SSL_SOURCE.sub("", str(exc))
 
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return " ".join(f"{where}{problem}".split())

@@ -1,15 +1,19 @@
+import re
 import shutil
+import socket
 import ssl
 import subprocess
+import time
 from pathlib import Path
 
 import bcrypt
 import pytest
 from conftest import require_tool
 
+from hwinfo.exporter.http import Response
 from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
-from .conftest import Pki
+from .conftest import Pki, ServeFactory
 
 HASH_2B = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
 
@@ -44,7 +48,7 @@ tls_server_config:
   client_auth_type: RequireAndVerifyClientCert
   client_ca_file: hwinfo-test-ca.crt
   min_version: TLS13
-  cipher_suites: [TLS_AES_128_GCM_SHA256]
+  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]
   curve_preferences: [X25519]
   prefer_server_cipher_suites: true
 http_server_config:
@@ -74,10 +78,13 @@ basic_auth_users:
         str(where / "server-one.key"),
         str(where / "hwinfo-test-ca.crt"),
     )
-    ignored = ("cipher_suites", "curve_preferences", "prefer_server_cipher_suites", "http2")
-    assert len(config.notes) == len(ignored)
-    for note, name in zip(config.notes, ignored):
-        assert note.startswith(f"{path}: ") and f".{name}: ignored" in note
+    assert config.tls.ciphers == {"ECDHE-ECDSA-AES256-GCM-SHA384"}
+    assert config.tls.curve == "X25519"
+    assert config.ssl_context.options & ssl.OP_CIPHER_SERVER_PREFERENCE
+    # Only http2 is accepted without being applied: every TLS setting is enforced.
+    assert config.notes == (
+        f"{path}: http_server_config.http2: ignored: hwinfo serves HTTP/1.1 only",
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,6 +176,16 @@ ERRORS = [
         "server-two.key: not a PEM private key of cert_file ([X509: KEY_VALUES_MISMATCH]",
     ),
     (TLS + "  cipher_suites: TLS_AES_128_GCM_SHA256\n", "tls_server_config.cipher_suites", "list"),
+    (TLS + "  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "tls_server_config.cipher_suites",
+     "TLS 1.3 suite"),
+    (TLS + "  cipher_suites: [TLS_FAKE]\n", "tls_server_config.cipher_suites", "not a cipher suite"),
+    (TLS + "  cipher_suites: []\n", "tls_server_config.cipher_suites", "allows no cipher suite"),
+    (TLS + "  curve_preferences: [CurveP384, X25519]\n", "tls_server_config.curve_preferences",
+     "one curve only"),
+    (TLS + "  curve_preferences: [P-384]\n", "tls_server_config.curve_preferences", "not one of"),
+    (f"basic_auth_users:\n  alice: '{HASH_2B}'\n  alice: '{HASH_2B}'\n", "",
+     "line 3, column 3: 'alice' is given twice"),
+    ("[" * 100_000, "", "nested too deeply"),
     ("http_server_config: {http2: yes please}\n", "http_server_config.http2", "true or false"),
     (
         "http_server_config: {headers: {X-Powered-By: me}}\n",
@@ -231,3 +248,121 @@ def test_an_encrypted_key_is_refused_without_prompting(tmp_path: Path, pki: Pki)
     text = "tls_server_config: {cert_file: server-one.crt, key_file: locked.key}\n"
     with pytest.raises(WebConfigError, match="key_file: .*the key is encrypted"):
         load_web_config(write(where, text))
+
+
+def test_hostile_files_are_one_line(tmp_path: Path, pki: Pki) -> None:
+    where = tls_dir(tmp_path, pki)
+    (where / "binary.crt").write_bytes(b"\x00\xff\xfe" * 100)
+    cases = {
+        "/dev/zero": "not a regular file (a character device)",
+        str(write(where, "tls_server_config: {cert_file: binary.crt, key_file: server-one.key}")):
+            "binary.crt: not UTF-8 text",
+    }
+    for path, message in cases.items():
+        with pytest.raises(WebConfigError, match=re.escape(message)):
+            load_web_config(path)
+    for special in ("/dev/zero", "/dev/null"):
+        text = f"tls_server_config: {{cert_file: {special}, key_file: server-one.key}}\n"
+        with pytest.raises(WebConfigError, match="cert_file: .*not a regular file"):
+            load_web_config(write(where, text))
+
+
+FULL = f"""tls_server_config:
+  cert_file: server-one.crt
+  key_file: server-one.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: hwinfo-test-ca.crt
+  min_version: TLS12
+  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]
+  curve_preferences: [CurveP256]
+basic_auth_users:
+  alice: '{HASH_2B}'
+  bob: '{HASH_2B}'
+"""
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda t: "", "turns basic authentication off"),
+    (lambda t: "# nothing here\n", "turns basic authentication off"),
+    (lambda t: "tls_server_config:\n" + t[t.index("basic_auth_users"):], "turns TLS off"),
+    (lambda t: t.replace("RequireAndVerifyClientCert", "VerifyClientCertIfGiven"),
+     "asks less of client certificates"),
+    (lambda t: t.replace("min_version: TLS12", "min_version: TLS10"), "lowers min_version"),
+    (lambda t: t.replace("  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n", ""),
+     "allows cipher suites"),
+    (lambda t: t.replace("AES_256_GCM_SHA384]", "AES_256_GCM_SHA384, "
+                         "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA]"), "allows cipher suites"),
+    (lambda t: t.replace("CurveP256", "X25519"), "allows key-exchange curves"),
+])
+def test_a_reload_never_weakens(tmp_path: Path, pki: Pki, change, reason: str) -> None:
+    path = write(tls_dir(tmp_path, pki), FULL)
+    running = load_web_config(path)
+    path.write_text(change(FULL))
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(path, previous=running)
+    assert reason in str(caught.value) and "restart hwinfo serve" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_reload_may_strengthen(tmp_path: Path, pki: Pki) -> None:
+    path = write(tls_dir(tmp_path, pki), FULL)
+    running = load_web_config(path)
+    stronger = FULL.replace(f"  bob: '{HASH_2B}'\n", "").replace("TLS12", "TLS13")
+    path.write_text(stronger)
+    assert load_web_config(path, previous=running).users.keys() == {"alice"}
+
+
+def _handshake(port: int, pki: Pki, ciphers: str | None = None, curve: str | None = None,
+               version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2) -> bool:
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    context.load_cert_chain(pki.client_cert, pki.client_key)
+    context.maximum_version = version
+    if ciphers:
+        context.set_ciphers(ciphers)
+    if curve:
+        context.set_ecdh_curve(curve)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+                context.wrap_socket(raw, server_hostname="localhost") as tls:
+            tls.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            tls.recv(64)
+        return True
+    except (ssl.SSLError, ConnectionError):
+        return False
+
+
+def test_ciphers_and_curves_are_enforced_in_real_handshakes(
+    tmp_path: Path, pki: Pki, serve: ServeFactory,
+) -> None:
+    config = load_web_config(write(tls_dir(tmp_path, pki), FULL))
+    server = serve({"/": lambda _: Response(body=b"ok")}, config)
+    port = server.address[1]
+    assert _handshake(port, pki)  # the allowed suite and curve
+    assert not _handshake(port, pki, ciphers="ECDHE-ECDSA-AES128-GCM-SHA256")
+    assert not _handshake(port, pki, ciphers="ECDHE-ECDSA-CHACHA20-POLY1305")
+    assert not _handshake(port, pki, ciphers="ECDHE-ECDSA-AES128-SHA")
+    assert not _handshake(port, pki, curve="X25519")
+    assert not _handshake(port, pki, curve="X25519", version=ssl.TLSVersion.TLSv1_3)
+    assert _handshake(port, pki, curve="prime256v1", version=ssl.TLSVersion.TLSv1_3)
+
+
+def test_a_running_server_keeps_tls_and_auth_when_the_file_is_emptied(
+    tmp_path: Path, pki: Pki, serve: ServeFactory, caplog: pytest.LogCaptureFixture,
+) -> None:
+    path = write(tls_dir(tmp_path, pki), FULL)
+    server = serve({"/": lambda _: Response(body=b"ok")}, load_web_config(path))
+    path.write_text("")  # what a half-written or truncated file looks like
+    deadline = time.monotonic() + 10
+    while "never weakens" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "never weakens" in caplog.text and "turns basic authentication off" in caplog.text
+    assert any(r.levelname == "WARNING" and "never weakens" in r.getMessage()
+               for r in caplog.records)
+    assert _handshake(server.address[1], pki)  # still TLS, still asking for certificates
+    with socket.create_connection(server.address, timeout=5) as plain:
+        plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            answer = plain.recv(64)
+        except ConnectionResetError:
+            answer = b""
+    assert not answer.startswith(b"HTTP/1.1 200")  # plain HTTP is not served
