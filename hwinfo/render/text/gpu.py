@@ -48,9 +48,11 @@ def _utilization(gpu: Gpu) -> str:
     return or_na(gpu.utilization_gpu_ratio, percent)
 
 
-def _summary(system: GpuSystem, style: Style) -> Section:
+def _summary(system: GpuSystem, style: Style, note: str | None) -> Section:
     title = f"GPUs ({len(system.gpus)})"
     section = Section(title, style)
+    if note is not None:
+        section.line(note)
     section.field(
         "Driver",
         f"{system.driver_version or NA} · CUDA {system.cuda_driver_version or NA}"
@@ -226,7 +228,11 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
     if gpu.clock_event_reasons is None:
         section.field("Throttling", NA)
     else:
-        section.field("Throttling", style.warn(", ".join(reasons)) if reasons else "none")
+        # At rest, a power cap is power management (health/rules_gpu.py power_throttling).
+        resting = gpu.at_rest() and set(reasons) <= {"sw_power_cap"}
+        shown = ", ".join(reasons) + (" (at rest)" if resting else "")
+        section.field("Throttling", (style.value if resting else style.warn)(shown)
+                      if reasons else "none")
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
@@ -253,18 +259,22 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
     return f"{text} ({reason})" if reason else text
 
 
-def render_gpus(system: GpuSystem | None, style: Style, show_processes: bool = True) -> str:
-    if system is None:
-        return ""
-    if system.status != "ok":
+def render_gpus(
+    system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None
+) -> str:
+    """`note`: a line on the data's freshness (stale, or not read and why), shown first."""
+    if system is None or system.status != "ok" or not system.gpus:
+        if system is None and note is None:
+            return ""  # GPU collection switched off
         section = Section("GPUs", style)
-        section.line(style.warn(system.message or system.status))
+        if note is not None:
+            section.line(note)
+        if system is not None and system.status != "ok":
+            section.line(style.warn(system.message or system.status))
+        elif system is not None:
+            section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return section.render()
-    if not system.gpus:
-        section = Section("GPUs", style)
-        section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
-        return section.render()
-    blocks = [_summary(system, style).render()]
+    blocks = [_summary(system, style, note).render()]
     blocks += [_detail(gpu, style, show_processes).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)

@@ -8,8 +8,12 @@ from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, duration, or_na
 
+# A snapshot younger than this is "now": a fresh local report does not print its age.
+_FRESH_SECONDS = 2.0
 
-def render_host(snapshot: Snapshot, style: Style) -> str:
+
+def render_host(snapshot: Snapshot, style: Style, age_seconds: float = 0.0) -> str:
+    """`age_seconds`: how old the snapshot is (a daemon's, fetched with --from)."""
     host = snapshot.host
     platform = ", ".join(
         part
@@ -20,6 +24,8 @@ def render_host(snapshot: Snapshot, style: Style) -> str:
         if part
     )
     taken = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(snapshot.timestamp_seconds))
+    if age_seconds >= _FRESH_SECONDS:
+        taken += f" ({duration(age_seconds)} ago)"
     lines = [
         style.heading(f"{host.hostname}") + f"  {host.os_name or NA} · kernel {host.kernel_release or NA}",
         f"  up {or_na(host.uptime_seconds, duration)}" + (f" · {platform}" if platform else ""),
