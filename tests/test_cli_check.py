@@ -214,7 +214,7 @@ def test_xids_heard_by_a_daemon(daemon: ThreadingHTTPServer) -> None:
         {"xid": 79, "count": 1, "last_timestamp_seconds": 1_790_000_100.0},
     ]
     _Snapshot.body = json.dumps(doc).encode()
-    result = check("--from", f"http://127.0.0.1:{daemon.server_address[1]}")
+    result = run("check", "--from", f"http://127.0.0.1:{daemon.server_address[1]}", root=False)
     assert result.returncode == 2, result.stdout + result.stderr
     assert findings(result) == [("CRITICAL", "gpu 0", "xid_errors"), ("WARNING", "gpu 0", "xid_errors")]
     assert "XID 79 once, last at 2026-09-21 14:15:00 UTC" in result.stdout
