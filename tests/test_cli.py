@@ -183,3 +183,15 @@ def test_watch_refreshes_until_interrupted() -> None:
     assert proc.returncode == 0 and "Traceback" not in err
     assert len(documents) >= 3
     assert len({d["timestamp_seconds"] for d in documents}) == len(documents)
+
+
+def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
+    # An empty --root: no fact can be read, so none is shown as "none" or 0, and the status says so.
+    result = run("report", "--no-gpu", "--root", str(tmp_path))
+    assert result.returncode == 1 and result.stderr == ""
+    assert "none" not in result.stdout and " 0 " not in result.stdout
+    assert f"memory: collection failed: nothing could be read below {tmp_path}" in result.stdout
+    doc = json.loads(run("report", "--no-gpu", "--root", str(tmp_path), "--format", "json").stdout)
+    assert {s["source"]: s["state"] for s in doc["sources"]} == {
+        "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
+    assert doc["memory"] is None and doc["cpu"] is None
