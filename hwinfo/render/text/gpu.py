@@ -48,7 +48,14 @@ def _utilization(gpu: Gpu) -> str:
     return or_na(gpu.utilization_gpu_ratio, percent)
 
 
-def _summary(system: GpuSystem, style: Style, note: str | None) -> Section:
+def _process_count(gpu: Gpu, shown: bool) -> str:
+    """How many processes; "n/a" when they were not read (--no-processes, or NVML refused)."""
+    if not shown or "processes" in gpu.unavailable:
+        return "n/a"
+    return str(len(gpu.all_processes()))
+
+
+def _summary(system: GpuSystem, style: Style, note: str | None, show_processes: bool) -> Section:
     title = f"GPUs ({len(system.gpus)})"
     section = Section(title, style)
     if note is not None:
@@ -72,7 +79,7 @@ def _summary(system: GpuSystem, style: Style, note: str | None) -> Section:
             _memory(gpu).split(" (")[0],
             or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
             or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
-            str(len(gpu.all_processes())),
+            _process_count(gpu, show_processes),
         ])
     section.table(
         ("#", "Name", "Util", "Memory", "Temp", "Power", "Procs"),
@@ -274,7 +281,7 @@ def render_gpus(
         elif system is not None:
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return section.render()
-    blocks = [_summary(system, style, note).render()]
+    blocks = [_summary(system, style, note, show_processes).render()]
     blocks += [_detail(gpu, style, show_processes).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
