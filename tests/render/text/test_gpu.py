@@ -65,13 +65,15 @@ def test_colour_only_when_asked() -> None:
     assert "\x1b[31;1m" in render_gpus(system, Style(color=True))
 
 
+def _procs_of_gpu_0(text: str) -> str:
+    """The Procs cell of GPU 0's row in the summary table."""
+    return next(line for line in text.splitlines() if line.startswith("  0 ")).split()[-1]
+
+
 def test_processes_not_read_are_not_counted_as_none() -> None:
     system = _system("cloud-t4")
     assert system.gpus[0].all_processes()
-    row = [line for line in render_gpus(system, Style()).splitlines() if line.startswith("  0 ")]
-    assert row[0].split()[-1] == str(len(system.gpus[0].all_processes()))
-    unread = render_gpus(system, Style(), show_processes=False)
-    assert [line for line in unread.splitlines() if line.startswith("  0 ")][0].split()[-1] == "n/a"
+    assert _procs_of_gpu_0(render_gpus(system, Style())) == str(len(system.gpus[0].all_processes()))
+    assert _procs_of_gpu_0(render_gpus(system, Style(), show_processes=False)) == "n/a"
     system.gpus[0].unavailable["processes"] = "Insufficient Permissions"
-    refused = render_gpus(system, Style())
-    assert [line for line in refused.splitlines() if line.startswith("  0 ")][0].split()[-1] == "n/a"
+    assert _procs_of_gpu_0(render_gpus(system, Style())) == "n/a"
