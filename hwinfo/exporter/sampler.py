@@ -62,7 +62,9 @@ class Sampler:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=self.interval + 5)
+        # A sample under way (NVML up to its deadline) is not waited for: the process is
+        # ending, and its result would be thrown away. The thread is a daemon thread.
+        self._thread.join(timeout=1.0)
 
     def sample(self) -> Published:
         snapshot = self.collector.collect()
