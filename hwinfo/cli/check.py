@@ -58,7 +58,7 @@ class _CheckCommand(Command):
 @click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR works too).")
 @click.option("--config", "config_file", metavar="FILE",
               help="Thresholds file (YAML or JSON); every key has a default.")
-@click.option("--expect-gpus", type=click.IntRange(min=0), metavar="N",
+@click.option("--expect-gpus", type=click.IntRange(0, 4096), metavar="N",
               help="CRITICAL when fewer than N GPUs are present (overrides expect_gpus).")
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Report hardware changed since this saved `hwinfo report --format json`.")
