@@ -195,3 +195,10 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert {s["source"]: s["state"] for s in doc["sources"]} == {
         "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
     assert doc["memory"] is None and doc["cpu"] is None
+
+
+@pytest.mark.parametrize("command", ["report", "check", "export", "serve"])
+def test_help_names_the_shared_options(command: str) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "--nvml-timeout SECONDS" in result.stdout

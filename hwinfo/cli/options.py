@@ -51,7 +51,8 @@ class Seconds(click.ParamType):
             self.fail(f"{number:g} is not between {self.low:g} and {self.high:g} seconds", param, ctx)
         return number
 
-    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
+        # click 8.2 passes ctx as a keyword; earlier versions pass only param.
         return "SECONDS"
 
 
