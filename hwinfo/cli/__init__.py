@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 import hwinfo
-from hwinfo.cli.interrupt import Interrupted, install
+from hwinfo.cli.interrupt import Interrupted
 
 # command name -> (module, attribute, one-line help shown by `hwinfo --help`)
 COMMANDS = {
@@ -28,14 +28,13 @@ COMMANDS = {
 }
 
 
-# Commands that run other programs leave Ctrl-C to them (their children get it too).
-_OWN_SIGNALS = frozenset({"sim"})
 # Commands with a log; the others say everything in their output and exit status.
 _LOGGING = frozenset({"serve"})
 
 
 class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        # Commands (cli/options.py Command) raise Interrupted on Ctrl-C and SIGTERM.
         try:
             return super().invoke(ctx)
         except Interrupted as exc:
@@ -61,7 +60,5 @@ class LazyGroup(click.Group):
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Hardware inventory and telemetry for NVIDIA GPU servers."""
-    if ctx.invoked_subcommand not in _OWN_SIGNALS:
-        install()
     if ctx.invoked_subcommand not in _LOGGING:
         logging.getLogger("hwinfo").addHandler(logging.NullHandler())

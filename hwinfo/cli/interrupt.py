@@ -58,10 +58,15 @@ def _handler(signum: int, _: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
-def install() -> None:
-    """Make SIGINT and SIGTERM raise Interrupted in the main thread."""
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, _handler)
+@contextmanager
+def raising() -> Iterator[None]:
+    """Inside, SIGINT and SIGTERM raise Interrupted in the main thread; the old handlers after."""
+    previous = {signum: signal.signal(signum, _handler) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextmanager

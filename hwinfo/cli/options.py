@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from hwinfo.cli.interrupt import raising
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 DAY_SECONDS = 86400.0
@@ -80,12 +82,17 @@ def refuse_bad_combinations(ctx: click.Context) -> None:
 
 
 class Command(click.Command):
-    """A command whose options are checked against each other (refuse_bad_combinations)."""
+    """A command whose options are checked against each other (refuse_bad_combinations), and
+    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
         refuse_bad_combinations(ctx)
         return rest
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with raising():
+            return super().invoke(ctx)
 
 
 def simulate_option(fn: F) -> F:

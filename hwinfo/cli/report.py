@@ -134,13 +134,13 @@ def report(
 
     try:
         complete = show()
-        if watch:
-            try:
-                while True:
-                    time.sleep(watch)  # a stop signal raises out of the pause at once
-                    show()
-            except Interrupted:
-                return  # Ctrl-C is how --watch ends
+        while watch:
+            time.sleep(watch)  # a stop signal raises out of the pause at once
+            show()
+    except Interrupted:
+        if not watch:
+            raise
+        return  # Ctrl-C is how --watch ends
     finally:
         collector.close()
     if not complete:
