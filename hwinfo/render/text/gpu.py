@@ -153,7 +153,11 @@ def _health(gpu: Gpu, style: Style) -> str:
         parts.append(style.bad(text + " PENDING") if pages.pending else text)
     if gpu.xid_errors:
         parts.append(style.bad("XID " + ", ".join(f"{e.xid} ×{e.count}" for e in gpu.xid_errors)))
-    return _SEP.join(parts) if parts else "no ECC or memory-error reporting on this board"
+    if parts:
+        return _SEP.join(parts)
+    # "Not on this board" only when NVML said so; an error is not an answer.
+    refused = [gpu.unavailable[k] for k in ("ecc", "remapped_rows", "retired_pages") if k in gpu.unavailable]
+    return f"{NA} ({refused[0]})" if refused else "no ECC or memory-error reporting on this board"
 
 
 def _part(label: str, value: T | None, fmt: Callable[[T], str] = str) -> str | None:

@@ -77,3 +77,13 @@ def test_processes_not_read_are_not_counted_as_none() -> None:
     assert _procs_of_gpu_0(render_gpus(system, Style(), show_processes=False)) == "n/a"
     system.gpus[0].unavailable["processes"] = "Insufficient Permissions"
     assert _procs_of_gpu_0(render_gpus(system, Style())) == "n/a"
+
+
+def test_memory_error_reporting_refused_is_not_available_not_absent() -> None:
+    system = _system("workstation-geforce")
+    gpu = system.gpus[0]
+    assert gpu.ecc is None and gpu.remapped_rows is None and gpu.retired_pages is None
+    assert "no ECC or memory-error reporting on this board" in render_gpus(system, Style())
+    gpu.unavailable["ecc"] = "Insufficient Permissions"
+    health = next(line for line in render_gpus(system, Style()).splitlines() if "Health" in line)
+    assert health.split("Health", 1)[1].strip() == "not available (Insufficient Permissions)"
