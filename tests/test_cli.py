@@ -137,6 +137,9 @@ URL = "http://127.0.0.1:1"
         (("serve", "--root", ""), USAGE, "--root needs a value"),
         (("serve", "--root", NOT_A_DIR), RUNTIME, "is not a readable directory"),
         (("serve", "--root", "/no/such/root"), RUNTIME, "is not a readable directory"),
+        (("serve", "--web-config", "/no/such/web.yml"), RUNTIME, "/no/such/web.yml: No such file"),
+        (("serve", "--web-config", str(Path(__file__).parent)), RUNTIME, str(Path(__file__).parent)),
+        (("serve", "--web-config", ""), USAGE, "--web-config needs a value"),
     ],
 )
 def test_bad_input_is_one_clear_line(

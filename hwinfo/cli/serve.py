@@ -55,7 +55,7 @@ def _collector(
               help="Address to listen on ('::' is every IPv6 and IPv4 address).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="Port to listen on; 0 picks a free one (logged).  [default: 9110]")
-@click.option("--web-config", "web_config_file", type=click.Path(dir_okay=False),
+@click.option("--web-config", "web_config_file", metavar="FILE",
               help="TLS and basic auth, in the exporter-toolkit web-config.yml format.")
 @click.option("--interval", type=Seconds(0.1), default=5.0, show_default=True,
               help="Seconds between samples (at most a day).")
