@@ -163,7 +163,8 @@ class XidErrors:
 
 # P8 is the idle P-state of every NVIDIA GPU with P-states; P0-P5 are the working ones.
 _RESTING_PSTATE = 8
-# A GPU that is this busy or less in a P8+ state is at rest (a desktop draws a little).
+# Unknown: when drivers set gpu_idle (a real idle RTX 3090 at P8 does not), and how busy a
+# P8 GPU driving a desktop gets; a GPU this busy or less in a P8+ state counts as at rest.
 _RESTING_UTILIZATION = 0.05
 
 
