@@ -61,9 +61,11 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, what: str) -> No
         # rename() replaces a name, never follows it: had the target become a symlink since
         # check_target, the link is replaced, not the file it points to.
         os.replace(temporary, target)
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C too: no half-written temporary file is left behind
         try:
             os.unlink(temporary)
         except OSError:
             pass
-        raise OutputError(f"{what}: cannot write: {exc.strerror}") from None
+        if isinstance(exc, OSError):
+            raise OutputError(f"{what}: cannot write: {exc.strerror}") from None
+        raise

@@ -86,22 +86,72 @@ def test_fixture_root_report() -> None:
     assert "2 sockets" in text and "AMX-TILE" in text
 
 
+# Exit statuses (hwinfo/cli/options.py): 2 when the command line is wrong in itself, 1 when
+# it is well-formed but what it names cannot be used.
+USAGE, RUNTIME = 2, 1
+NOT_A_DIR = str(Path(__file__))  # a file where a directory is wanted
+URL = "http://127.0.0.1:1"
+
+
 @pytest.mark.parametrize(
     ("args", "exit_code", "says"),
     [
-        (("report", "--format", "xml"), 2, "'xml' is not one of 'text', 'json'"),
-        (("report", "--bogus"), 2, "No such option '--bogus'"),
-        (("report", "--watch", "0"), 2, "--watch"),
-        (("report", "--root", "/no/such/root"), 1, "procfs root '/no/such/root' is not a readable directory"),
-        (("report", "--simulate", "no-such-scenario"), 1, "no-such-scenario"),
+        (("report", "--format", "xml"), USAGE, "'xml' is not one of 'text', 'json'"),
+        (("report", "--bogus"), USAGE, "No such option '--bogus'"),
+        (("report", "--watch", "0"), USAGE, "--watch"),
+        (("report", "--watch", "nan"), USAGE, "'nan' is not a finite number"),
+        (("report", "--watch", "inf"), USAGE, "'inf' is not a finite number"),
+        (("report", "--nvml-timeout=-inf"), USAGE, "'-inf' is not a finite number"),
+        (("report", "--watch", "1e9"), USAGE, "1e+09 is not between 0.1 and 86400 seconds"),
+        (("report", "--watch", "soon"), USAGE, "'soon' is not a number of seconds"),
+        (("report", "--nvml-timeout", "nan"), USAGE, "--nvml-timeout"),
+        (("report", "--nvml-timeout", "inf"), USAGE, "'inf' is not a finite number"),
+        (("report", "--nvml-timeout", "0"), USAGE, "0 is not between 0.1 and 3600 seconds"),
+        (("report", "--simulate", ""), USAGE, "--simulate needs a value, not an empty string"),
+        (("report", "--from", ""), USAGE, "--from needs a value, not an empty string"),
+        (("report", "--root", ""), USAGE, "--root needs a value, not an empty string"),
+        (("report", "--root", " "), USAGE, "--root needs a value, not an empty string"),
+        (("report", "--from", URL, "--simulate", "cloud-t4"), USAGE, "--from cannot be used with --simulate"),
+        (("report", "--from", URL, "--root", "/"), USAGE, "--from cannot be used with --root"),
+        (("report", "--from", URL, "--no-gpu"), USAGE, "--from cannot be used with --no-gpu"),
+        (("report", "--from", URL, "--full-command"), USAGE, "--from cannot be used with --full-command"),
+        (("report", "--from", URL, "--no-processes"), USAGE, "--from cannot be used with --no-processes"),
+        (("report", "--from", URL, "--nvml-timeout", "3"), USAGE, "--from cannot be used with --nvml-timeout"),
+        (("report", "--ca-file", NOT_A_DIR), USAGE, "--ca-file needs --from"),
+        (("report", "--root", "/no/such/root"), RUNTIME, "procfs root '/no/such/root' is not a readable directory"),
+        (("report", "--root", NOT_A_DIR), RUNTIME, f"procfs root '{NOT_A_DIR}' is not a readable directory"),
+        (("report", "--simulate", "no-such-scenario"), RUNTIME, "no-such-scenario"),
+        (("report", "--from", URL), RUNTIME, f"{URL}/api/v1/snapshot: "),
+        (("report", "--from", "https://127.0.0.1:1", "--ca-file", "/no/such/ca.pem"), RUNTIME, "--ca-file"),
+        (("export", "--textfile", "x.prom", "--nvml-timeout", "inf"), USAGE, "'inf' is not a finite number"),
+        (("export", "--textfile", "x.prom", "--simulate", ""), USAGE, "--simulate needs a value"),
+        (("export", "--textfile", "x.prom", "--root", NOT_A_DIR), RUNTIME, "is not a readable directory"),
+        (("export", "--textfile", "x.prom", "--root", "/no/such/root"), RUNTIME, "is not a readable directory"),
+        (("serve", "--interval", "nan"), USAGE, "'nan' is not a finite number"),
+        (("serve", "--interval", "inf"), USAGE, "'inf' is not a finite number"),
+        (("serve", "--interval", "0"), USAGE, "0 is not between 0.1 and 86400 seconds"),
+        (("serve", "--interval", "86401"), USAGE, "86401 is not between 0.1 and 86400 seconds"),
+        (("serve", "--nvml-timeout", "nan"), USAGE, "'nan' is not a finite number"),
+        (("serve", "--nvml-timeout", "-1"), USAGE, "-1 is not between 0.1 and 3600 seconds"),
+        (("serve", "--simulate", ""), USAGE, "--simulate needs a value"),
+        (("serve", "--root", ""), USAGE, "--root needs a value"),
+        (("serve", "--root", NOT_A_DIR), RUNTIME, "is not a readable directory"),
+        (("serve", "--root", "/no/such/root"), RUNTIME, "is not a readable directory"),
+        (("serve", "--web-config", "/no/such/web.yml"), RUNTIME, "/no/such/web.yml: No such file"),
+        (("serve", "--web-config", str(Path(__file__).parent)), RUNTIME, str(Path(__file__).parent)),
+        (("serve", "--web-config", ""), USAGE, "--web-config needs a value"),
     ],
 )
-def test_bad_input_is_one_clear_line(args: tuple[str, ...], exit_code: int, says: str) -> None:
-    result = run(*args)
-    assert result.returncode == exit_code
+def test_bad_input_is_one_clear_line(
+    args: tuple[str, ...], exit_code: int, says: str, tmp_path: Path
+) -> None:
+    result = subprocess.run([*HWINFO, *args], capture_output=True, text=True, timeout=60, check=False,
+                            cwd=tmp_path)
+    assert result.returncode == exit_code, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("Error:")
+    assert not (tmp_path / "x.prom").exists()
 
 
 def test_broken_scenario_file_names_the_field(tmp_path: Path) -> None:
@@ -136,3 +186,22 @@ def test_watch_refreshes_until_interrupted() -> None:
     assert proc.returncode == 0 and "Traceback" not in err
     assert len(documents) >= 3
     assert len({d["timestamp_seconds"] for d in documents}) == len(documents)
+
+
+def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
+    # An empty --root: no fact can be read, so none is shown as "none" or 0, and the status says so.
+    result = run("report", "--no-gpu", "--root", str(tmp_path))
+    assert result.returncode == 1 and result.stderr == ""
+    assert "none" not in result.stdout and " 0 " not in result.stdout
+    assert f"memory: collection failed: nothing could be read below {tmp_path}" in result.stdout
+    doc = json.loads(run("report", "--no-gpu", "--root", str(tmp_path), "--format", "json").stdout)
+    assert {s["source"]: s["state"] for s in doc["sources"]} == {
+        "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
+    assert doc["memory"] is None and doc["cpu"] is None
+
+
+@pytest.mark.parametrize("command", ["report", "check", "export", "serve"])
+def test_help_names_the_shared_options(command: str) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "--nvml-timeout SECONDS" in result.stdout

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CAPTURES, require
 from fixtures.machines import shared_tree
 
 from hwinfo import sim
@@ -26,6 +27,7 @@ UUID = r"GPU-[0-9a-f-]{36}"
 
 
 def run(*args: str, root: bool = True) -> subprocess.CompletedProcess[str]:
+    """The command on the fixture tree (unless root=False), as a fresh process."""
     fixture = ["--root", str(shared_tree("x86-2s-smt"))] if root else []
     return subprocess.run([sys.executable, "-m", "hwinfo", *args, *fixture],
                           capture_output=True, text=True, timeout=60, check=False)
@@ -213,12 +215,16 @@ def test_xids_heard_by_a_daemon(daemon: ThreadingHTTPServer) -> None:
         {"xid": 13, "count": 4, "last_timestamp_seconds": 1_790_000_000.0},
         {"xid": 79, "count": 1, "last_timestamp_seconds": 1_790_000_100.0},
     ]
+    del doc["sources"]  # as daemons before sources[] existed serve it: still read
     _Snapshot.body = json.dumps(doc).encode()
-    result = check("--from", f"http://127.0.0.1:{daemon.server_address[1]}")
+    result = run("check", "--from", f"http://127.0.0.1:{daemon.server_address[1]}", root=False)
     assert result.returncode == 2, result.stdout + result.stderr
     assert findings(result) == [("CRITICAL", "gpu 0", "xid_errors"), ("WARNING", "gpu 0", "xid_errors")]
     assert "XID 79 once, last at 2026-09-21 14:15:00 UTC" in result.stdout
     assert "XID 13 4 times" in result.stdout
+
+
+NOT_A_DIR = str(Path(__file__))
 
 
 @pytest.mark.parametrize(
@@ -227,7 +233,18 @@ def test_xids_heard_by_a_daemon(daemon: ThreadingHTTPServer) -> None:
         (("--bogus",), "No such option '--bogus' (see hwinfo check --help)"),
         (("--format", "xml"), "Invalid value for '--format'"),
         (("--expect-gpus", "many"), "Invalid value for '--expect-gpus'"),
+        (("--nvml-timeout", "nan"), "'nan' is not a finite number"),
+        (("--nvml-timeout", "inf"), "'inf' is not a finite number"),
+        (("--nvml-timeout", "1e9"), "1e+09 is not between 0.1 and 3600 seconds"),
+        (("--simulate", ""), "--simulate needs a value, not an empty string"),
+        (("--from", ""), "--from needs a value, not an empty string"),
+        (("--root", ""), "--root needs a value, not an empty string"),
+        (("--from", "http://127.0.0.1:1", "--simulate", "cloud-t4"), "--from cannot be used with --simulate"),
+        (("--from", "http://127.0.0.1:1", "--root", "/"), "--from cannot be used with --root"),
+        (("--ca-file", NOT_A_DIR), "--ca-file needs --from"),
         (("--simulate", "no-such-scenario"), "scenario no-such-scenario: no such file"),
+        (("--root", "/no/such/root"), "procfs root '/no/such/root' is not a readable directory"),
+        (("--root", NOT_A_DIR), f"procfs root '{NOT_A_DIR}' is not a readable directory"),
         (("--from", "ftp://host"), "--from 'ftp://host': expected http://HOST:PORT"),
         (("--from", "http://127.0.0.1:1"), "http://127.0.0.1:1/api/v1/snapshot: "),
         (("--baseline", "/no/such/baseline.json"), "baseline /no/such/baseline.json: No such file"),
@@ -235,11 +252,65 @@ def test_xids_heard_by_a_daemon(daemon: ThreadingHTTPServer) -> None:
     ],
 )
 def test_anything_that_stops_the_check_is_unknown_in_one_line(args: tuple[str, ...], says: str) -> None:
-    result = check(*args)
-    assert result.returncode == 3
+    # Usage errors and runtime errors alike: a monitoring system reads 2 as CRITICAL.
+    result = run("check", *args, root="--from" not in args and "--root" not in args)
+    assert result.returncode == 3, result.stdout + result.stderr
     (line,) = result.stdout.splitlines()
     assert line.startswith("HWINFO UNKNOWN - ") and says in line
     assert "Traceback" not in result.stderr
+
+
+def test_nothing_read_is_unknown_never_ok(tmp_path: Path) -> None:
+    result = run("check", "--root", str(tmp_path), "--simulate", "no-driver", root=False)
+    assert result.returncode == 3, result.stdout
+    assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 2
+    assert f"memory not read: nothing could be read below {tmp_path}" in result.stdout
+    assert f"cpu not read: nothing could be read below {tmp_path}" in result.stdout
+
+
+def imported_rtx_3090(tmp_path: Path) -> dict[str, Any]:
+    """The real idle RTX 3090 dump (P8, 0 % busy, 210 MHz), imported with `hwinfo sim import`."""
+    capture = CAPTURES / "rtx-3090-driver590-v13.xml"
+    require(capture.is_file(), f"{capture} is missing")
+    imported = tmp_path / "rtx-3090.json"
+    subprocess.run([sys.executable, "-m", "hwinfo", "sim", "import", str(capture), "-o", str(imported)],
+                   check=True, capture_output=True, timeout=60)
+    return json.loads(imported.read_text())
+
+
+def test_real_idle_rtx_3090_is_ok(tmp_path: Path) -> None:
+    """Its gen1 link and power cap at rest are power management, not faults."""
+    idle = scenario(tmp_path, imported_rtx_3090(tmp_path))
+    result = check("--simulate", idle)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == "HWINFO OK - 1 GPU, no findings | critical=0 warning=0 unknown=0 gpus=1\n"
+    text = run("report", "--simulate", idle).stdout
+    assert "PCIe           gen1 x16 of gen4 x16\n" in text and "degraded" not in text
+    assert "Throttling     sw_power_cap (at rest)\n" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # The same board at work: a slow link and a power cap are findings again.
+        ({"pstate": 0, "utilization_gpu_percent": 95},
+         [("WARNING", "gpu 0", "power_throttling"), ("WARNING", "gpu 0", "pcie_link_below_max")]),
+        # At rest, fewer lanes and the power brake are faults all the same.
+        ({"pcie": {"width": 8}, "clock_event_reasons": ["sw_power_cap", "hw_power_brake_slowdown"]},
+         [("WARNING", "gpu 0", "power_throttling"), ("WARNING", "gpu 0", "pcie_link_below_max")]),
+    ],
+)
+def test_real_degradation_is_still_flagged(
+    tmp_path: Path, change: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    doc = imported_rtx_3090(tmp_path)
+    (gpu,) = doc["gpus"]
+    for key, value in change.items():
+        gpu[key] = gpu[key] | value if isinstance(value, dict) else value
+    result = check("--simulate", scenario(tmp_path, doc))
+    assert result.returncode == 1, result.stdout
+    assert findings(result) == expected
+    assert "(degraded)" in run("report", "--simulate", scenario(tmp_path, doc)).stdout
 
 
 def test_broken_config_file_is_unknown_naming_the_key(tmp_path: Path) -> None:

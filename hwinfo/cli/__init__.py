@@ -7,10 +7,14 @@ for importing the simulator, the exporter or the health rules it does not use.
 from __future__ import annotations
 
 import importlib
+import logging
+import sys
+from typing import Any
 
 import click
 
 import hwinfo
+from hwinfo.cli.interrupt import Interrupted
 
 # command name -> (module, attribute, one-line help shown by `hwinfo --help`)
 COMMANDS = {
@@ -24,7 +28,18 @@ COMMANDS = {
 }
 
 
+# Commands with a log; the others say everything in their output and exit status.
+_LOGGING = frozenset({"serve"})
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # Commands (cli/options.py Command) raise Interrupted on Ctrl-C and SIGTERM.
+        try:
+            return super().invoke(ctx)
+        except Interrupted as exc:
+            sys.exit(exc.exit_code)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -42,5 +57,8 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(hwinfo.__version__, prog_name="hwinfo")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Hardware inventory and telemetry for NVIDIA GPU servers."""
+    if ctx.invoked_subcommand not in _LOGGING:
+        logging.getLogger("hwinfo").addHandler(logging.NullHandler())

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 import traceback
 from typing import Any, NoReturn
 
 import click
 
-from hwinfo.cli.options import root_option, simulate_option, use_color
+from hwinfo.cli.interrupt import Interrupted
+from hwinfo.cli.options import Command, nvml_timeout_option, root_option, simulate_option, use_color
 
 
 def _fail(message: str, fmt: str) -> NoReturn:
@@ -26,8 +28,8 @@ def _fail(message: str, fmt: str) -> NoReturn:
     sys.exit(Severity.UNKNOWN.exit_code)
 
 
-class _CheckCommand(click.Command):
-    """Usage errors and unexpected failures end as UNKNOWN instead of exit 2 or 1."""
+class _CheckCommand(Command):
+    """Usage errors, signals and unexpected failures end as UNKNOWN instead of exit 2 or 1."""
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -41,6 +43,8 @@ class _CheckCommand(click.Command):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.Abort, click.ClickException):
             raise
+        except Interrupted as exc:  # Ctrl-C, or the monitoring system's timeout
+            _fail(str(exc), ctx.params.get("fmt", "text"))
         except Exception as exc:  # noqa: BLE001 - a plugin's exit status must stay in 0..3
             traceback.print_exc()
             _fail(f"internal error: {type(exc).__name__}: {exc}", ctx.params.get("fmt", "text"))
@@ -54,7 +58,7 @@ class _CheckCommand(click.Command):
 @click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR works too).")
 @click.option("--config", "config_file", metavar="FILE",
               help="Thresholds file (YAML or JSON); every key has a default.")
-@click.option("--expect-gpus", type=click.IntRange(min=0), metavar="N",
+@click.option("--expect-gpus", type=click.IntRange(0, 4096), metavar="N",
               help="CRITICAL when fewer than N GPUs are present (overrides expect_gpus).")
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Report hardware changed since this saved `hwinfo report --format json`.")
@@ -62,8 +66,8 @@ class _CheckCommand(click.Command):
     "--from", "from_url", metavar="URL",
     help="Check the snapshot of a remote `hwinfo serve` (http[s]://[user:pass@]host:port).",
 )
-@click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
-              help="CA certificate to trust for an https --from URL.")
+@click.option("--ca-file", metavar="FILE", help="CA certificate to trust for an https --from URL.")
+@nvml_timeout_option(10.0, "past it the check is UNKNOWN.")
 @simulate_option
 @root_option
 def check(
@@ -74,6 +78,7 @@ def check(
     baseline_file: str | None,
     from_url: str | None,
     ca_file: str | None,
+    nvml_timeout: float,
     simulate: str | None,
     root: str,
 ) -> None:
@@ -94,7 +99,7 @@ def check(
     if expect_gpus is not None:
         limits = dataclasses.replace(limits, expect_gpus=expect_gpus)
     try:
-        collector = open_source(from_url, ca_file, root, simulate)
+        collector = open_source(from_url, ca_file, root, simulate, nvml_timeout=nvml_timeout)
     except SetupError as exc:
         _fail(str(exc), fmt)
     try:
@@ -103,7 +108,7 @@ def check(
         _fail(str(exc), fmt)
     finally:
         collector.close()
-    findings = evaluate(snapshot, limits, baseline)
+    findings = evaluate(snapshot, limits, baseline, now=time.time())
     if fmt == "json":
         click.echo(render_json(findings, snapshot), nl=False)
     else:

@@ -1,15 +1,98 @@
-"""Options that several commands share, spelled the same everywhere."""
+"""Options that several commands share, spelled the same everywhere, and the rules between them.
+
+Exit statuses of every command but `check`: 2 when the command line is wrong in itself (an
+unknown option, a value of the wrong type or out of range, NaN or infinity, an empty value,
+options that contradict each other); 1 when it is well-formed but what it names cannot be
+used (no such file or directory, a file of the wrong kind or content, an unreachable URL,
+a port in use, NVML not answering in time). `check` exits 3 (UNKNOWN) for all of these.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
+
+from hwinfo.cli.interrupt import raising
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+DAY_SECONDS = 86400.0
+
+# Options that make no sense together: with --from the snapshot is the remote daemon's,
+# so nothing about the local collection applies.
+CONFLICTS: tuple[tuple[str, str], ...] = tuple(
+    ("from_url", local)
+    for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+)
+# Options that only mean something with another one.
+REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
+
+
+class Seconds(click.ParamType):
+    """A finite number of seconds within bounds: NaN and infinity are refused."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float = DAY_SECONDS) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if not self.low <= number <= self.high:
+            self.fail(f"{number:g} is not between {self.low:g} and {self.high:g} seconds", param, ctx)
+        return number
+
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
+        # click 8.2 passes ctx as a keyword; earlier versions pass only param.
+        return "SECONDS"
+
+
+def _label(ctx: click.Context, name: str) -> str:
+    param = next(p for p in ctx.command.params if p.name == name)
+    return param.opts[0] if param.opts else name
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+
+
+def refuse_bad_combinations(ctx: click.Context) -> None:
+    """Empty values, contradicting options and options missing their partner: a UsageError."""
+    for name, value in ctx.params.items():
+        if isinstance(value, str) and not value.strip() and _given(ctx, name):
+            raise click.UsageError(f"{_label(ctx, name)} needs a value, not an empty string", ctx)
+    for first, second in CONFLICTS:
+        if _given(ctx, first) and _given(ctx, second):
+            raise click.UsageError(
+                f"{_label(ctx, first)} cannot be used with {_label(ctx, second)}", ctx)
+    for option, needs in REQUIRES:
+        if _given(ctx, option) and not _given(ctx, needs):
+            raise click.UsageError(f"{_label(ctx, option)} needs {_label(ctx, needs)}", ctx)
+
+
+class Command(click.Command):
+    """A command whose options are checked against each other (refuse_bad_combinations), and
+    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        refuse_bad_combinations(ctx)
+        return rest
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with raising():
+            return super().invoke(ctx)
 
 
 def simulate_option(fn: F) -> F:
@@ -21,13 +104,21 @@ def simulate_option(fn: F) -> F:
 
 
 def root_option(fn: F) -> F:
+    # A plain string: whether it is a readable directory is decided when it is read (exit 1).
     return click.option(
         "--root",
-        type=click.Path(file_okay=False, path_type=str),
+        metavar="DIR",
         default="/",
         show_default=True,
         help="Read procfs/sysfs below this directory (a fixture tree or a chroot).",
     )(fn)
+
+
+def nvml_timeout_option(default: float, meaning: str) -> Callable[[F], F]:
+    return click.option(
+        "--nvml-timeout", type=Seconds(0.1, 3600), default=default, show_default=True,
+        help=f"Seconds NVML may take to answer; {meaning}",
+    )
 
 
 def use_color(no_color: bool) -> bool:

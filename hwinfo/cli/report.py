@@ -2,21 +2,52 @@
 
 from __future__ import annotations
 
-import signal
+import os
+import select
 import sys
-import threading
+import time
 
 import click
 
-from hwinfo.cli.options import root_option, simulate_option, use_color
+from hwinfo.cli.interrupt import Interrupted, held
+from hwinfo.cli.options import (
+    Command,
+    Seconds,
+    nvml_timeout_option,
+    root_option,
+    simulate_option,
+    use_color,
+)
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# A stop signal waits this long for a document being written to a reader that does not
+# read; after it the command ends anyway (the reader then has half a document at EOF).
+_WRITE_GRACE_SECONDS = 0.5
+# Writes of at most PIPE_BUF bytes into a pipe that select() calls writable do not block.
+_CHUNK = 4096
 
 
+def write_whole(text: str) -> None:
+    """`text` to standard output, whole: a stop signal that comes meanwhile waits for its end."""
+    sys.stdout.flush()
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
+    fd = sys.stdout.fileno()
+    with held() as signal_came:
+        while data:
+            if signal_came.waited() > _WRITE_GRACE_SECONDS:
+                assert signal_came.signum is not None
+                raise Interrupted(signal_came.signum)
+            _, writable, _ = select.select([], [fd], [], 0.1)
+            if writable:
+                try:
+                    data = data[os.write(fd, data[:_CHUNK]):]
+                except BrokenPipeError:  # `hwinfo report | head`: the reader has had enough
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+                    sys.exit(1)
 
-@click.command()
+
+@click.command(cls=Command)
 @click.option(
     "--format",
     "fmt",
@@ -35,19 +66,20 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 @click.option("--no-gpu", is_flag=True, help="Do not touch NVML at all.")
 @click.option(
     "--watch",
-    type=click.FloatRange(min=0.1),
+    type=Seconds(0.1),
     is_flag=False,
     flag_value=2.0,
     default=None,
     metavar="[SECONDS]",
-    help="Refresh in place every SECONDS (default 2) until Ctrl-C, like `watch nvidia-smi`.",
+    help="Refresh in place every SECONDS (default 2, at most a day) until Ctrl-C, like "
+         "`watch nvidia-smi`.",
 )
 @click.option(
     "--from", "from_url", metavar="URL",
     help="Render the snapshot of a remote `hwinfo serve` (http[s]://[user:pass@]host:port).",
 )
-@click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
-              help="CA certificate to trust for an https --from URL.")
+@click.option("--ca-file", metavar="FILE", help="CA certificate to trust for an https --from URL.")
+@nvml_timeout_option(10.0, "past it the GPU section says so and the exit status is 1.")
 @simulate_option
 @root_option
 def report(
@@ -59,16 +91,20 @@ def report(
     watch: float | None,
     from_url: str | None,
     ca_file: str | None,
+    nvml_timeout: float,
     simulate: str | None,
     root: str,
 ) -> None:
-    """What is in this machine and what it does now."""
+    """What is in this machine and what it does now.
+
+    Exit status 0, or 1 when a source could not be read (the report says which).
+    """
     from hwinfo.collect.sources import SetupError, open_source
 
     try:
         collector = open_source(
             from_url, ca_file, root, simulate, gpus=not no_gpu,
-            with_processes=not no_processes, with_commands=full_command,
+            with_processes=not no_processes, with_commands=full_command, nvml_timeout=nvml_timeout,
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
@@ -79,7 +115,8 @@ def report(
 
     style = Style(color=use_color(no_color))
 
-    def show() -> None:
+    def show() -> bool:
+        """Print one snapshot; whether every source was read."""
         try:
             snapshot = collector.collect()
         except SetupError as exc:  # a remote daemon that stopped answering
@@ -88,25 +125,23 @@ def report(
             # One document per line when watching, so a pipe reads it as JSON Lines.
             output = render_json(snapshot, indent=None if watch else 2) + "\n"
         else:
-            text = render_text(snapshot, style, show_processes=not no_processes)
+            text = render_text(snapshot, style, show_processes=not no_processes, now=time.time())
             output = (_CLEAR if watch and sys.stdout.isatty() else "") + text
-        # Ctrl-C (or SIGTERM) ends --watch between refreshes, never inside one: a reader of
-        # the JSON lines must not get half a document. So the signals wait while we write
-        # (a slow reader can hold a write for long), and arrive during the pause.
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-        try:
-            click.echo(output, nl=False)
-            sys.stdout.flush()
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        # Ctrl-C (or SIGTERM) never cuts a document in half: a reader of the JSON lines
+        # must not get half of one.
+        write_whole(output)
+        return not snapshot.errors
 
-    stop = threading.Event()
-    for signum in _STOP_SIGNALS:
-        signal.signal(signum, lambda *_: stop.set())
     try:
-        show()
-        while watch and not stop.wait(watch):
+        complete = show()
+        while watch:
+            time.sleep(watch)  # a stop signal raises out of the pause at once
             show()
+    except Interrupted:
+        if not watch:
+            raise
+        return  # Ctrl-C is how --watch ends
     finally:
         collector.close()
-
+    if not complete:
+        sys.exit(1)

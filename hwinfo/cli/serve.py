@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hwinfo.cli.options import F, root_option, simulate_option
+from hwinfo.cli.options import (
+    Command,
+    F,
+    Seconds,
+    nvml_timeout_option,
+    root_option,
+    simulate_option,
+)
 from hwinfo.exporter.catalogue import SNAPSHOT_GROUPS
 
 if TYPE_CHECKING:
@@ -29,29 +36,29 @@ def _selection_options(fn: F) -> F:
 
 
 def _collector(
-    root: str, simulate: str | None, disabled: tuple[str, ...], listen_xids: bool
+    root: str, simulate: str | None, disabled: tuple[str, ...], listen_xids: bool,
+    nvml_timeout: float,
 ) -> SnapshotCollector:
     from hwinfo.collect.sources import SetupError, open_collector
 
     gpu_groups = {"gpu", "mig", "users"}
     try:
         return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
-                              listen_xids=listen_xids)
+                              listen_xids=listen_xids, nvml_timeout=nvml_timeout)
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option("--address", default="::", show_default=True,
               help="Address to listen on ('::' is every IPv6 and IPv4 address).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="Port to listen on; 0 picks a free one (logged).  [default: 9110]")
-@click.option("--web-config", "web_config_file", type=click.Path(dir_okay=False),
+@click.option("--web-config", "web_config_file", metavar="FILE",
               help="TLS and basic auth, in the exporter-toolkit web-config.yml format.")
-@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Seconds between samples.")
-@click.option("--nvml-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Seconds a GPU sample may take before its data is served as stale.")
+@click.option("--interval", type=Seconds(0.1), default=5.0, show_default=True,
+              help="Seconds between samples (at most a day).")
+@nvml_timeout_option(5.0, "past it the last GPU data is served, marked stale.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @_selection_options
@@ -75,7 +82,7 @@ def serve(
             web_config = load_web_config(web_config_file)
         except WebConfigError as exc:
             raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, listen_xids=True)
+    collector = _collector(root, simulate, disabled, listen_xids=True, nvml_timeout=nvml_timeout)
     options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
     try:
         Daemon(collector, options).run((address, DEFAULT_PORT if port is None else port), web_config)
@@ -83,15 +90,16 @@ def serve(
         raise click.ClickException(str(exc)) from None
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option("--textfile", type=click.Path(path_type=str, allow_dash=True), required=True,
               help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom, replacing it "
                    "atomically; only a regular file (or a new one) is replaced. '-': standard "
                    "output.")
 @_selection_options
+@nvml_timeout_option(10.0, "past it the GPU metrics are left out and the exit status is 1.")
 @simulate_option
 @root_option
-def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...],
+def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml_timeout: float,
            simulate: str | None, root: str) -> None:
     """Write the metrics once, atomically, for node_exporter's textfile collector."""
     import time
@@ -108,7 +116,7 @@ def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...],
             check_target(textfile, what)
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, listen_xids=False)
+    collector = _collector(root, simulate, disabled, listen_xids=False, nvml_timeout=nvml_timeout)
     try:
         snapshot = collector.collect()
     finally:
@@ -117,12 +125,15 @@ def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...],
     rendered = render(snapshot, status, Selection(frozenset(disabled), process_metrics))
     if to_stdout:
         _write_stdout(rendered.text)
-        return
-    # node_exporter may read the file at any moment: write beside it, then rename over it.
-    try:
-        write_atomically(textfile, rendered.text, what)
-    except OutputError as exc:
-        raise click.ClickException(str(exc)) from None
+    else:
+        # node_exporter may read the file at any moment: write beside it, rename over it.
+        try:
+            write_atomically(textfile, rendered.text, what)
+        except OutputError as exc:
+            raise click.ClickException(str(exc)) from None
+    if snapshot.errors:  # the file holds what was read; the status says it is not all
+        raise click.ClickException(
+            "; ".join(f"{e.source} not read: {e.message}" for e in snapshot.errors))
 
 
 def _write_stdout(data: bytes) -> None:

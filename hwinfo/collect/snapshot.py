@@ -1,48 +1,104 @@
-"""Runs the collectors and assembles a Snapshot; one failing source never sinks the others."""
+"""Runs the collectors and assembles a Snapshot; one failing source never sinks the others.
+
+Each source's section comes with its state (model/snapshot.py SourceState): read now, an
+older reading kept because NVML did not answer in time, failed, or not collected.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import hwinfo
 from hwinfo.collect.cpu import CpuCollector
+from hwinfo.collect.deadline import StaleGpu
 from hwinfo.collect.host import HostCollector
 from hwinfo.collect.memory import MemoryCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.gpu import GpuSystem
-from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot, SourceError
+from hwinfo.model.snapshot import (
+    FAILED,
+    NOT_COLLECTED,
+    OK,
+    SCHEMA_VERSION,
+    STALE,
+    Snapshot,
+    SourceError,
+    SourceState,
+)
 
 T = TypeVar("T")
 
 
 class GpuSource(Protocol):
-    """The GPU collector, or the daemon's deadline-guarded wrapper around it."""
+    """The GPU collector, or the deadline-guarded wrapper around it (collect/deadline.py)."""
 
     def collect(self) -> GpuSystem: ...
 
     def close(self) -> None: ...
 
 
-def _guarded(
-    source: str, read: Callable[[], T], errors: list[SourceError], took: dict[str, float]
-) -> T | None:
-    # A collector bug or an unexpected kernel file must cost one section, not the report.
-    started = time.perf_counter()
-    try:
-        return read()
-    except Exception as exc:  # noqa: BLE001
-        errors.append(SourceError(source, f"{type(exc).__name__}: {exc}"))
-        return None
-    finally:
-        took[source] = time.perf_counter() - started
+def read_nothing(section: Any) -> bool:
+    """Whether a section has no fact at all: every field None or empty (an empty --root)."""
+    return all(
+        value is None or value == [] or value == {}
+        for value in (getattr(section, f.name) for f in dataclasses.fields(section))
+    )
+
+
+class _Collection:
+    """One snapshot's sources as they are read: their state, errors and durations."""
+
+    def __init__(self, started: float, root: Root) -> None:
+        self.started = started
+        self.root = root
+        self.errors: list[SourceError] = []
+        self.took: dict[str, float] = {}
+        self.sources: list[SourceState] = []
+
+    def ok(self, source: str) -> None:
+        self.sources.append(SourceState(source, OK, self.started, 0.0, None))
+
+    def failed(self, source: str, message: str) -> None:
+        self.errors.append(SourceError(source, message))
+        self.sources.append(SourceState(source, FAILED, None, None, message))
+
+    def read(self, source: str, read: Callable[[], T], whole: bool = True) -> T | None:
+        """read() into its section; a collector bug or a hung NVML costs this section only.
+
+        `whole`: a section in which nothing at all was read counts as failed.
+        """
+        began = time.perf_counter()
+        try:
+            section = read()
+        except StaleGpu as exc:
+            age = max(0.0, self.started - exc.timestamp_seconds)
+            self.sources.append(SourceState(source, STALE, exc.timestamp_seconds, age, str(exc)))
+            return exc.system  # type: ignore[return-value]  # only the GPU source is ever stale
+        except Exception as exc:  # noqa: BLE001 - an unexpected kernel file must not sink the report
+            self.failed(source, str(exc) if _worded(exc) else f"{type(exc).__name__}: {exc}")
+            return None
+        finally:
+            self.took[source] = time.perf_counter() - began
+        if whole and read_nothing(section):
+            self.failed(source, f"nothing could be read below {self.root.path}")
+            return None
+        self.ok(source)
+        return section
+
+
+def _worded(exc: Exception) -> bool:
+    """Our own exceptions already say what happened in words; a bug's need its type."""
+    return type(exc).__module__.startswith("hwinfo.")
 
 
 class SnapshotCollector:
     """Holds the per-source collectors (and their static inventory) between snapshots."""
 
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
+        self.root = root
         self.host = HostCollector(root)
         self.memory = MemoryCollector(root)
         self.cpu = CpuCollector(root)
@@ -53,22 +109,26 @@ class SnapshotCollector:
             self.gpu.close()
 
     def collect(self) -> Snapshot:
-        started = time.time()
-        errors: list[SourceError] = []
-        took: dict[str, float] = {}
+        run = _Collection(time.time(), self.root)
         host = self.host.collect()
-        memory = _guarded("memory", self.memory.collect, errors, took)
-        gpu = _guarded("gpu", self.gpu.collect, errors, took) if self.gpu is not None else None
+        run.ok("host")
+        memory = run.read("memory", self.memory.collect)
+        if self.gpu is not None:
+            gpu = run.read("gpu", self.gpu.collect, whole=False)
+        else:
+            gpu = None
+            run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
         # CPU last: its utilization window then overlaps the other sources' work.
-        cpu = _guarded("cpu", self.cpu.collect, errors, took)
+        cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
             schema_version=SCHEMA_VERSION,
             hwinfo_version=hwinfo.__version__,
-            timestamp_seconds=started,
+            timestamp_seconds=run.started,
             host=host,
             cpu=cpu,
             memory=memory,
             gpu=gpu,
-            errors=errors,
-            collection_seconds=took,
+            errors=run.errors,
+            collection_seconds=run.took,
+            sources=run.sources,
         )

@@ -45,7 +45,9 @@ def open_collector(
     with_processes: bool = True,
     with_commands: bool = False,
     listen_xids: bool = False,
+    nvml_timeout: float = 10.0,
 ) -> SnapshotCollector:
+    """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds."""
     try:
         machine_root = Root(root)
     except RootError as exc:
@@ -54,19 +56,21 @@ def open_collector(
     # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
     collector = SnapshotCollector(machine_root)
     if gpus:
+        from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector
         from hwinfo.collect.gpu.processes import local_owner
 
         owners = scenario_owners(simulate) if simulate else local_owner
-        collector.gpu = GpuCollector(
+        collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
             listen_xids=listen_xids,
-        )
+        ), nvml_timeout)
     return collector
 
 
 def open_source(
-    from_url: str | None, ca_file: str | None, root: str, simulate: str | None, **options: bool
+    from_url: str | None, ca_file: str | None, root: str, simulate: str | None,
+    **options: bool | float,
 ) -> SnapshotCollector | RemoteCollector:
     """A remote daemon when a URL is given, else the local collectors; SetupError otherwise."""
     if from_url:

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 import hwinfo
+from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
 from hwinfo.exporter.http import Handler, Request, Response, Server
-from hwinfo.exporter.sampler import GuardedGpu, Sampler
+from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.status import DaemonStatus
 from hwinfo.exporter.webconfig import WebConfig
 
@@ -51,7 +52,7 @@ def _wants_openmetrics(request: Request) -> bool:
 
 class Daemon:
     def __init__(self, collector: SnapshotCollector, options: Options) -> None:
-        if collector.gpu is not None:
+        if collector.gpu is not None and not isinstance(collector.gpu, GuardedGpu):
             collector.gpu = GuardedGpu(collector.gpu, options.nvml_timeout)
         self.status = DaemonStatus(version=hwinfo.__version__, start_time_seconds=time.time())
         self.sampler = Sampler(collector, options.selection, options.interval, self.status)

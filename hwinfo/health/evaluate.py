@@ -10,6 +10,7 @@ from hwinfo.health.drift import GPU_DRIFT_RULES, HOST_DRIFT_RULES, Change, gpu_c
 from hwinfo.health.findings import Finding, Problem
 from hwinfo.health.rules_gpu import GPU_RULES, SYSTEM_RULES
 from hwinfo.health.rules_host import HOST_RULES
+from hwinfo.health.rules_sources import SOURCE_RULES, source_ages
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.gpu import Gpu
 from hwinfo.model.snapshot import Snapshot
@@ -19,7 +20,8 @@ Rule = Callable[[S, Thresholds], Iterable[Problem]]
 
 RULE_NAMES = tuple(
     rule.__name__
-    for rule in itertools.chain(SYSTEM_RULES, GPU_RULES, HOST_RULES, GPU_DRIFT_RULES, HOST_DRIFT_RULES)
+    for rule in itertools.chain(SYSTEM_RULES, GPU_RULES, HOST_RULES, SOURCE_RULES, GPU_DRIFT_RULES,
+                                HOST_DRIFT_RULES)
 )
 
 
@@ -49,14 +51,22 @@ def evaluate_gpu(gpu: Gpu, limits: Thresholds) -> list[Finding]:
     return _worst_first(list(_run(GPU_RULES, gpu, limits, f"gpu {gpu.index}", gpu.uuid)))
 
 
-def evaluate(snapshot: Snapshot, limits: Thresholds, baseline: Snapshot | None = None) -> list[Finding]:
-    """Every finding, worst first, and otherwise in the order the rules ran."""
+def evaluate(
+    snapshot: Snapshot, limits: Thresholds, baseline: Snapshot | None = None,
+    now: float | None = None,
+) -> list[Finding]:
+    """Every finding, worst first, and otherwise in the order the rules ran.
+
+    `now` (Unix time) is when the data's age is judged; by default when the snapshot was taken.
+    """
     findings: list[Finding] = []
     if snapshot.gpu is not None:
         findings += _run(SYSTEM_RULES, snapshot.gpu, limits, "gpus")
         for gpu in snapshot.gpu.gpus:
             findings += evaluate_gpu(gpu, limits)
     findings += _run(HOST_RULES, snapshot, limits, "host")
+    for source in source_ages(snapshot, snapshot.timestamp_seconds if now is None else now):
+        findings += _run(SOURCE_RULES, source, limits, source.state.source)
     if baseline is not None:
         for change in gpu_changes(baseline, snapshot):
             gpu = _gpu_subject(change)

@@ -25,7 +25,8 @@ def _counts(findings: list[Finding]) -> dict[str, int]:
 def _gpus(snapshot: Snapshot) -> str:
     system = snapshot.gpu
     if system is None:
-        return "GPUs not collected"
+        state = snapshot.source("gpu")
+        return f"GPUs not read: {state.error}" if state and state.error else "GPUs not collected"
     if system.status == "ok":
         return f"{len(system.gpus)} GPU" + ("" if len(system.gpus) == 1 else "s")
     return system.message or f"NVML status {system.status}"

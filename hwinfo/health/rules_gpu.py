@@ -137,8 +137,13 @@ def thermal_throttling(gpu: Gpu, limits: Thresholds) -> Iterator[Problem]:
 
 
 def power_throttling(gpu: Gpu, limits: Thresholds) -> Iterator[Problem]:
-    """The power cap or the board's power brake holds the clocks down."""
-    return _held_down(gpu, frozenset({"sw_power_cap", "hw_power_brake_slowdown"}), "power")
+    """The power cap or the board's power brake holds the clocks down.
+
+    At rest the power cap is power management, not a fault: idle boards report sw_power_cap
+    while their clocks are low for want of work. The power brake is a fault always.
+    """
+    reasons = {"hw_power_brake_slowdown"} if gpu.at_rest() else {"sw_power_cap", "hw_power_brake_slowdown"}
+    return _held_down(gpu, frozenset(reasons), "power")
 
 
 _SPECIFIC_HW_SLOWDOWN = frozenset({"hw_thermal_slowdown", "hw_power_brake_slowdown"})

@@ -31,6 +31,10 @@ class ConfigError(Exception):
     """The thresholds file cannot be used; str() is one line for a person."""
 
 
+# A week: older data is as stale as it gets, and a larger threshold is a typo.
+MAX_AGE_SECONDS = 7 * 86400
+
+
 def _number(low: float, high: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -103,6 +107,10 @@ class Thresholds:
     # Baseline drift: a system memory size within this share of the baseline's is unchanged
     # (the kernel's reservations move by a few MiB between boots).
     memory_drift_percent: float = _key(1.0, _number(0, 100))
+    # Data older than this (a daemon's snapshot with a hung NVML, or a stopped sampler) is
+    # a WARNING, then CRITICAL (`check --from`).
+    stale_data_warning_seconds: float = _key(60.0, _number(0, MAX_AGE_SECONDS))
+    stale_data_critical_seconds: float = _key(600.0, _number(0, MAX_AGE_SECONDS))
     # Rules (by name, as findings show them) not to run.
     disable: tuple[str, ...] = _key((), _names)
 
@@ -142,6 +150,10 @@ def _check_consistent(limits: Thresholds, rule_names: Collection[str], where: st
                           f"({limits.memory_available_critical_percent:g}) is above "
                           f"memory_available_warning_percent "
                           f"({limits.memory_available_warning_percent:g})")
+    if limits.stale_data_critical_seconds < limits.stale_data_warning_seconds:
+        raise ConfigError(f"{where}: stale_data_critical_seconds "
+                          f"({limits.stale_data_critical_seconds:g}) is below "
+                          f"stale_data_warning_seconds ({limits.stale_data_warning_seconds:g})")
     if limits.swap_used_critical_percent < limits.swap_used_warning_percent:
         raise ConfigError(f"{where}: swap_used_critical_percent "
                           f"({limits.swap_used_critical_percent:g}) is below "

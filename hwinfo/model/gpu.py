@@ -190,6 +190,13 @@ class XidErrors:
     compute_instance_id: int | None = None
 
 
+# P8 is the idle P-state of every NVIDIA GPU with P-states; P0-P5 are the working ones.
+_RESTING_PSTATE = 8
+# Unknown: when drivers set gpu_idle (a real idle RTX 3090 at P8 does not), and how busy a
+# P8 GPU driving a desktop gets; a GPU this busy or less in a P8+ state counts as at rest.
+_RESTING_UTILIZATION = 0.05
+
+
 @dataclass
 class Gpu:
     index: int
@@ -248,11 +255,27 @@ class Gpu:
     # The whole GPU, outside MIG mode (see MigDevice.activity for MIG).
     activity: Activity | None = None
 
+    def at_rest(self) -> bool:
+        """Idle, so power management may slow it: the `gpu_idle` clock event, or a low-power
+        P-state (P8 or deeper) with no work to speak of.
+
+        Drivers do not always set `gpu_idle` when idle: a real RTX 3090 at P8, 0 % busy and
+        210 MHz reports only `sw_power_cap` (captures/rtx-3090-driver590-v13.xml).
+        """
+        if "gpu_idle" in (self.clock_event_reasons or ()):
+            return True
+        busy = self.utilization_gpu_ratio
+        return (
+            self.performance_state is not None
+            and self.performance_state >= _RESTING_PSTATE
+            and (busy is None or busy <= _RESTING_UTILIZATION)
+        )
+
     def pcie_below_max(self) -> tuple[bool, bool]:
         """(fewer lanes than the maximum, slower generation than the maximum).
 
-        An idle GPU lowers its link generation to save power (clock event `gpu_idle`); its
-        lanes stay, so fewer lanes is always a fault and a lower generation only when busy.
+        A GPU at rest lowers its link generation to save power; its lanes stay, so fewer
+        lanes is always a fault and a lower generation only when it works.
         """
         link = self.pcie
         if link is None:
@@ -262,7 +285,7 @@ class Gpu:
             link.generation is not None
             and link.max_generation is not None
             and link.generation < link.max_generation
-            and "gpu_idle" not in (self.clock_event_reasons or ())
+            and not self.at_rest()
         )
         return narrow, slow
 

@@ -13,6 +13,27 @@ from hwinfo.model.memory import Memory
 SCHEMA_VERSION = 1
 
 
+# SourceState.state values.
+OK, STALE, FAILED, NOT_COLLECTED = "ok", "stale", "failed", "not_collected"
+
+
+@dataclass
+class SourceState:
+    """How fresh one source's section is: read now, an older reading kept, or none."""
+
+    source: str  # "host", "cpu", "memory", "gpu"
+    # "ok": read for this snapshot; "stale": this snapshot repeats an older reading (NVML
+    # did not answer in time); "failed": not read, its section is null; "not_collected":
+    # switched off (--no-gpu), its section is null.
+    state: str
+    # Unix time this source's data was read; None when there is none.
+    timestamp_seconds: float | None
+    # How old the data was when the snapshot was taken (its timestamp_seconds minus this
+    # source's); None when there is none. Older readers add the snapshot's own age.
+    age_seconds: float | None
+    error: str | None  # why it is stale or failed, one line; None when ok
+
+
 @dataclass
 class SourceError:
     """A collector that failed as a whole; its section is null."""
@@ -33,3 +54,12 @@ class Snapshot:
     errors: list[SourceError] = field(default_factory=list)
     # How long each source took to read, for the exporter's self-metrics.
     collection_seconds: dict[str, float] = field(default_factory=dict)
+    # Every source's freshness; documents written before this field existed read as [].
+    sources: list[SourceState] = field(default_factory=list)
+
+    def source(self, name: str) -> SourceState | None:
+        return next((s for s in self.sources if s.source == name), None)
+
+    def age_seconds(self, now: float) -> float:
+        """How long ago the snapshot was taken (never negative: clocks of two hosts differ)."""
+        return max(0.0, now - self.timestamp_seconds)

@@ -169,6 +169,43 @@ def test_hung_nvml_call_keeps_scrapes_fast_and_shows_staleness(tmp_path: Path) -
     assert threads < 20  # no pile-up behind the hung call
 
 
+def _hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_stalled_gpu_is_stale_in_the_snapshot_and_to_its_readers(tmp_path: Path) -> None:
+    doc = scenario("cloud-t4")
+    doc["faults"] = [{"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 60, "after_samples": 2}]
+    path = tmp_path / "hang.json"
+    path.write_text(json.dumps(doc))
+    config = tmp_path / "check.yml"
+    config.write_text("stale_data_warning_seconds: 1\nstale_data_critical_seconds: 3600\n")
+    with serving("--simulate", str(path), "--interval", "0.5", "--nvml-timeout", "0.5") as url:
+        deadline = time.monotonic() + 20
+        gpu: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            served = json.loads(get(url + "/api/v1/snapshot")[2])
+            (gpu,) = [s for s in served["sources"] if s["source"] == "gpu"]
+            if gpu["state"] == "stale" and gpu["age_seconds"] >= 2:
+                break
+            time.sleep(0.2)
+        assert gpu["state"] == "stale", served["sources"]
+        assert gpu["error"].startswith("NVML did not answer within 0.5 s")
+        # The snapshot is fresh; its GPU section is the older one, and says how old.
+        assert gpu["timestamp_seconds"] < served["timestamp_seconds"] - 1.5
+        assert gpu["age_seconds"] == pytest.approx(served["timestamp_seconds"] - gpu["timestamp_seconds"])
+        assert served["gpu"]["gpus"][0]["temperature_celsius"] is not None
+        assert {s["source"]: s["state"] for s in served["sources"]}["cpu"] == "ok"
+        warned = _hwinfo("check", "--from", url, "--config", str(config))
+        text = _hwinfo("report", "--from", url).stdout
+    assert warned.returncode == 1, warned.stdout + warned.stderr
+    (line,) = [line for line in warned.stdout.splitlines() if "stale_data" in line]
+    assert line.startswith("WARNING gpu: stale_data: gpu data is ")
+    assert "old: NVML did not answer within 0.5 s" in line
+    assert "stale: read " in text and "kept because NVML did not answer within 0.5 s" in text
+
+
 def test_gpu_lost_mid_run_and_nvml_coming_back(tmp_path: Path) -> None:
     with serving("--simulate", "faults-demo", "--interval", "0.2") as url:
         deadline = time.monotonic() + 10

@@ -177,10 +177,60 @@ def test_throttling_by_cause(reasons: list[str] | None, fired: set[str]) -> None
 
 
 def test_throttling_names_the_reasons() -> None:
-    problem = only(rules_gpu.power_throttling(make_gpu(clock_event_reasons=["gpu_idle", "sw_power_cap"]),
-                                              DEFAULTS))
+    busy = make_gpu(clock_event_reasons=["sw_power_cap", "sync_boost"], performance_state=0,
+                    utilization_gpu_ratio=0.9)
+    problem = only(rules_gpu.power_throttling(busy, DEFAULTS))
     assert problem.message == "clocks held down by power: sw_power_cap"
     assert problem.facts == {"reasons": ["sw_power_cap"]}
+
+
+# (clock event reasons, P-state, utilization): GPUs at rest, and GPUs that work.
+AT_REST = [
+    (["gpu_idle", "sw_power_cap"], None, None),
+    (["sw_power_cap"], 8, 0.0),  # the real idle RTX 3090 (captures/rtx-3090-driver590-v13.xml)
+    (["sw_power_cap"], 12, None),  # MIG mode has no utilization
+    (["sw_power_cap"], 8, 0.03),
+]
+WORKING = [
+    (["sw_power_cap"], 0, 0.0),  # between kernels at full clocks
+    (["sw_power_cap"], 2, 0.95),
+    (["sw_power_cap"], 8, 0.6),
+    (["sw_power_cap"], None, 0.0),  # P-state unknown: no reason to excuse it
+]
+
+
+@pytest.mark.parametrize(("reasons", "pstate", "busy"), AT_REST)
+def test_power_cap_and_slower_link_at_rest_are_power_management(
+    reasons: list[str], pstate: int | None, busy: float | None
+) -> None:
+    gpu = make_gpu(clock_event_reasons=reasons, performance_state=pstate, utilization_gpu_ratio=busy,
+                   pcie=link(1, 4, 16, 16))
+    assert gpu.at_rest()
+    assert not list(rules_gpu.power_throttling(gpu, DEFAULTS))
+    assert not list(rules_gpu.pcie_link_below_max(gpu, DEFAULTS))
+
+
+@pytest.mark.parametrize(("reasons", "pstate", "busy"), WORKING)
+def test_power_cap_and_slower_link_on_a_working_gpu_are_findings(
+    reasons: list[str], pstate: int | None, busy: float | None
+) -> None:
+    gpu = make_gpu(clock_event_reasons=reasons, performance_state=pstate, utilization_gpu_ratio=busy,
+                   pcie=link(1, 4, 16, 16))
+    assert not gpu.at_rest()
+    assert only(rules_gpu.power_throttling(gpu, DEFAULTS)).facts == {"reasons": ["sw_power_cap"]}
+    assert only(rules_gpu.pcie_link_below_max(gpu, DEFAULTS)).message == (
+        "PCIe link below its maximum: gen1 of gen4")
+
+
+def test_real_faults_at_rest_are_still_findings() -> None:
+    """A power brake, a hardware slowdown or fewer lanes is a fault whether busy or not."""
+    gpu = make_gpu(clock_event_reasons=["hw_power_brake_slowdown", "sw_power_cap", "hw_slowdown"],
+                   performance_state=8, utilization_gpu_ratio=0.0, pcie=link(1, 4, 8, 16))
+    assert gpu.at_rest()
+    assert only(rules_gpu.power_throttling(gpu, DEFAULTS)).facts == {
+        "reasons": ["hw_power_brake_slowdown"]}
+    assert only(rules_gpu.pcie_link_below_max(gpu, DEFAULTS)).message == (
+        "PCIe link below its maximum: x8 of x16 lanes")
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,14 @@ SUMMARY_ALIGN = (True, False, True, True, True, True, True, False)
 SUMMARY_WIDTHS = (1, 4, 4, len("80/80 GiB"), len("87°C"), len("700 W"), 5, 6)
 
 
-def summary_row(gpu: Gpu, style: Style) -> list[str]:
+def _process_count(gpu: Gpu, shown: bool) -> str:
+    """How many processes; "n/a" when they were not read (--no-processes, or NVML refused)."""
+    if not shown or "processes" in gpu.unavailable:
+        return "n/a"
+    return str(len(gpu.all_processes()))
+
+
+def summary_row(gpu: Gpu, style: Style, show_processes: bool = True) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
     name = _short_name(gpu.name)
     if len(name) > _NAME_WIDTH:
@@ -96,20 +103,23 @@ def summary_row(gpu: Gpu, style: Style) -> list[str]:
         _memory_short(gpu),
         or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
         or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
-        str(len(gpu.all_processes())),
+        _process_count(gpu, show_processes),
         health,
     ]
 
 
-def _summary(system: GpuSystem, style: Style) -> Section:
+def _summary(system: GpuSystem, style: Style, note: str | None, show_processes: bool) -> Section:
     title = f"GPUs ({len(system.gpus)})"
     section = Section(title, style)
+    if note is not None:
+        section.line(note)
     section.field(
         "Driver",
         f"{system.driver_version or NA} · CUDA {system.cuda_driver_version or NA}"
         f" · NVML {system.nvml_version or NA}",
     )
-    section.table(SUMMARY_HEADER, [summary_row(gpu, style) for gpu in system.gpus],
+    section.table(SUMMARY_HEADER,
+                  [summary_row(gpu, style, show_processes) for gpu in system.gpus],
                   SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
     return section
 
@@ -189,7 +199,11 @@ def _health(gpu: Gpu, style: Style) -> str:
         parts.append(style.bad(text + ", retirement pending") if pages.pending else text)
     if gpu.xid_errors:
         parts.append(style.bad("XID " + ", ".join(f"{e.xid} ×{e.count}" for e in gpu.xid_errors)))
-    return _SEP.join(parts) if parts else "no ECC or memory-error reporting on this board"
+    if parts:
+        return _SEP.join(parts)
+    # "Not on this board" only when NVML said so; an error is not an answer.
+    refused = [gpu.unavailable[k] for k in ("ecc", "remapped_rows", "retired_pages") if k in gpu.unavailable]
+    return f"{NA} ({refused[0]})" if refused else "no ECC or memory-error reporting on this board"
 
 
 def _part(label: str, value: T | None, fmt: Callable[[T], str] = str) -> str | None:
@@ -285,7 +299,11 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
     if gpu.clock_event_reasons is None:
         section.field("Throttling", NA)
     else:
-        section.field("Throttling", style.warn(", ".join(reasons)) if reasons else "none")
+        # At rest, a power cap is power management (health/rules_gpu.py power_throttling).
+        resting = gpu.at_rest() and set(reasons) <= {"sw_power_cap"}
+        shown = ", ".join(reasons) + (" (at rest)" if resting else "")
+        section.field("Throttling", (style.value if resting else style.warn)(shown)
+                      if reasons else "none")
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
@@ -312,18 +330,22 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
     return f"{text} ({reason})" if reason else text
 
 
-def render_gpus(system: GpuSystem | None, style: Style, show_processes: bool = True) -> str:
-    if system is None:
-        return ""
-    if system.status != "ok":
+def render_gpus(
+    system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None
+) -> str:
+    """`note`: a line on the data's freshness (stale, or not read and why), shown first."""
+    if system is None or system.status != "ok" or not system.gpus:
+        if system is None and note is None:
+            return ""  # GPU collection switched off
         section = Section("GPUs", style)
-        section.line(style.warn(system.message or system.status))
+        if note is not None:
+            section.line(note)
+        if system is not None and system.status != "ok":
+            section.line(style.warn(system.message or system.status))
+        elif system is not None:
+            section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return section.render()
-    if not system.gpus:
-        section = Section("GPUs", style)
-        section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
-        return section.render()
-    blocks = [_summary(system, style).render()]
+    blocks = [_summary(system, style, note, show_processes).render()]
     blocks += [_detail(gpu, style, show_processes).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)

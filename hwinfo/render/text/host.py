@@ -9,8 +9,12 @@ from hwinfo.render.text.layout import WIDTH
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, duration, or_na, printable
 
+# A snapshot younger than this is "now": a fresh local report does not print its age.
+_FRESH_SECONDS = 2.0
 
-def render_host(snapshot: Snapshot, style: Style) -> str:
+
+def render_host(snapshot: Snapshot, style: Style, age_seconds: float = 0.0) -> str:
+    """`age_seconds`: how old the snapshot is (a daemon's, fetched with --from)."""
     host = snapshot.host
     platform = ", ".join(
         part
@@ -25,6 +29,8 @@ def render_host(snapshot: Snapshot, style: Style) -> str:
     system = printable(f"{host.os_name or NA} · kernel {host.kernel_release or NA}")
     # A long host name (a FQDN) puts the system on a line of its own.
     fits = len(hostname) + 2 + len(system) <= WIDTH
+    if age_seconds >= _FRESH_SECONDS:
+        taken += f" ({duration(age_seconds)} ago)"
     lines = [
         style.heading(hostname) + (f"  {system}" if fits else ""),
         *([] if fits else [f"  {system}"]),

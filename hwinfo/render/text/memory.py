@@ -31,7 +31,9 @@ def render_memory(memory: Memory | None, style: Style) -> str:
         if memory.buffers_bytes is None or memory.cached_bytes is None
         else size(memory.buffers_bytes + memory.cached_bytes),
     )
-    if memory.swap_total_bytes == 0:
+    if memory.swap_total_bytes is None:
+        section.field("Swap", NA)
+    elif memory.swap_total_bytes == 0:
         section.field("Swap", "none")
     else:
         section.field(
@@ -40,7 +42,11 @@ def render_memory(memory: Memory | None, style: Style) -> str:
             + _share(memory.swap_used_bytes, memory.swap_total_bytes),
         )
     pools = [p for p in memory.huge_pages if p.total or p.surplus]
-    if pools:
+    if not memory.huge_pages:
+        # Every kernel with huge pages lists at least one pool size, reserved or not: no
+        # pool at all means none could be read (or the kernel has no huge pages).
+        section.field("Huge pages", NA)
+    elif pools:
         for pool in pools:
             section.field(
                 f"Huge {size(pool.page_size_bytes)}",

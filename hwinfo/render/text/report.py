@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
-from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.snapshot import FAILED, STALE, Snapshot, SourceState
 from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import render_gpus
 from hwinfo.render.text.host import render_host
 from hwinfo.render.text.memory import render_memory
 from hwinfo.render.text.style import Style
+from hwinfo.render.units import duration
 
 
-def render_text(snapshot: Snapshot, style: Style, show_processes: bool = True) -> str:
+def source_note(state: SourceState | None, snapshot_age: float) -> str | None:
+    """A line saying a section is older than the snapshot, or missing and why; None when fresh."""
+    if state is None:
+        return None
+    if state.state == STALE:
+        age = (state.age_seconds or 0.0) + snapshot_age
+        return f"stale: read {duration(age)} ago, kept because {state.error}"
+    if state.state == FAILED:
+        return f"not available: {state.error}"
+    return None
+
+
+def render_text(
+    snapshot: Snapshot, style: Style, show_processes: bool = True, now: float | None = None
+) -> str:
+    """`now` (Unix time) adds the snapshot's age where it is old enough to matter."""
+    age = 0.0 if now is None else snapshot.age_seconds(now)
+    gpu_note = source_note(snapshot.source("gpu"), age)
     blocks = [
-        render_host(snapshot, style),
+        render_host(snapshot, style, age),
         render_cpu(snapshot.cpu, style),
         render_memory(snapshot.memory, style),
-        render_gpus(snapshot.gpu, style, show_processes),
+        render_gpus(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note)),
     ]
     for error in snapshot.errors:
-        blocks.append(style.warn(f"{error.source}: collection failed: {error.message}"))
+        if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
+            blocks.append(style.warn(f"{error.source}: collection failed: {error.message}"))
     return "\n\n".join(b for b in blocks if b) + "\n"

@@ -101,3 +101,32 @@ def test_summary_keeps_its_columns_when_a_gpu_is_lost() -> None:
 
     # faults-demo loses GPU 2 at sample 3: the header row is laid out the same before and after.
     assert header(1) == header(4)
+
+
+def _procs_of_gpu_0(text: str) -> str:
+    """The Procs cell of GPU 0's row in the summary table (a right-aligned column)."""
+    lines = text.splitlines()
+    header = next(line for line in lines if "Procs" in line)
+    end = header.index("Procs") + len("Procs")
+    row = next(line for line in lines if line.startswith("  0 "))
+    return row[:end].split()[-1]
+
+
+def test_processes_not_read_are_not_counted_as_none() -> None:
+    system = _system("cloud-t4")
+    assert system.gpus[0].all_processes()
+    assert _procs_of_gpu_0(render_gpus(system, Style())) == str(len(system.gpus[0].all_processes()))
+    assert _procs_of_gpu_0(render_gpus(system, Style(), show_processes=False)) == "n/a"
+    system.gpus[0].unavailable["processes"] = "Insufficient Permissions"
+    assert _procs_of_gpu_0(render_gpus(system, Style())) == "n/a"
+
+
+def test_memory_error_reporting_refused_is_not_available_not_absent() -> None:
+    system = _system("workstation-geforce")
+    gpu = system.gpus[0]
+    assert gpu.ecc is None and gpu.remapped_rows is None and gpu.retired_pages is None
+    assert "no ECC or memory-error reporting on this board" in render_gpus(system, Style())
+    gpu.unavailable["ecc"] = "Insufficient Permissions"
+    health = next(line for line in render_gpus(system, Style()).splitlines()
+                  if line.startswith("  Health "))
+    assert health.split("Health", 1)[1].strip() == "not available (Insufficient Permissions)"

@@ -1,0 +1,162 @@
+"""Deadlines and signals of the one-shot commands, on real subprocesses and a hung simulated NVML.
+
+Every command must end soon after Ctrl-C or SIGTERM whatever it waits on (a hung NVML call,
+a --watch refresh, a --from fetch), and must not wait on NVML longer than --nvml-timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fixtures.machines import shared_tree
+
+from hwinfo import sim
+
+HWINFO = [sys.executable, "-m", "hwinfo"]
+SCENARIOS = Path(sim.__file__).parent / "scenarios"
+# Generous bounds: the machine is loaded. A hung call below lasts 60 s, so ending within
+# these bounds means the command did not wait for it.
+ENDS_WITHIN = 5.0
+HANG_SECONDS = 60
+
+
+def hang_scenario(tmp_path: Path, call: str = "nvmlDeviceGetPowerUsage", after_samples: int = 0) -> str:
+    """cloud-t4 with one NVML call that hangs for a minute (from sample after_samples + 1)."""
+    doc = json.loads((SCENARIOS / "cloud-t4.json").read_text())
+    fault: dict[str, object] = {"call": call, "delay_seconds": HANG_SECONDS}
+    if after_samples:
+        fault["after_samples"] = after_samples
+    doc["faults"] = [fault]
+    path = tmp_path / "hang.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def fixture_root() -> list[str]:
+    return ["--root", str(shared_tree("x86-2s-smt"))]
+
+
+def timed_run(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    result = subprocess.run([*HWINFO, *args], capture_output=True, text=True, timeout=60, check=False)
+    return result, time.monotonic() - started
+
+
+def interrupt(args: list[str], signum: int, after: float = 2.0,
+              ) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Start the command, send `signum` after `after` s; (the result, seconds it took to end)."""
+    proc = subprocess.Popen([*HWINFO, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    assert proc.poll() is None, "the command ended before the signal: nothing was tested"
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"{args[0]} ignored {signal.Signals(signum).name}") from None
+    took = time.monotonic() - sent
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+
+
+# --- --nvml-timeout ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", ["nvmlInit", "nvmlDeviceGetPowerUsage"])
+def test_check_is_unknown_when_nvml_does_not_answer(tmp_path: Path, call: str) -> None:
+    result, took = timed_run("check", "--simulate", hang_scenario(tmp_path, call), "--nvml-timeout", "1",
+                             *fixture_root())
+    assert took < 1 + ENDS_WITHIN * 2
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stdout.splitlines()[0].startswith("HWINFO UNKNOWN - ")
+    assert "NVML did not answer within 1 s" in result.stdout
+    assert result.stderr == ""
+
+
+def test_report_prints_what_it_has_and_says_nvml_did_not_answer(tmp_path: Path) -> None:
+    result, took = timed_run("report", "--simulate", hang_scenario(tmp_path), "--nvml-timeout", "1.5",
+                             *fixture_root())
+    assert took < 1.5 + ENDS_WITHIN * 2
+    assert result.returncode == 1 and result.stderr == ""
+    text = result.stdout
+    assert "\nCPU\n" in text and "2 sockets" in text and "\nMemory\n" in text
+    gpu_section = text.split("\nGPUs\n", 1)[1]
+    assert gpu_section.splitlines()[0] == "  not available: NVML did not answer within 1.5 s"
+    doc = json.loads(timed_run("report", "--format", "json", "--simulate", hang_scenario(tmp_path),
+                               "--nvml-timeout", "1", *fixture_root())[0].stdout)
+    (gpu,) = [s for s in doc["sources"] if s["source"] == "gpu"]
+    assert gpu == {"source": "gpu", "state": "failed", "timestamp_seconds": None, "age_seconds": None,
+                   "error": "NVML did not answer within 1 s"}
+    assert doc["gpu"] is None and doc["cpu"] is not None
+
+
+def test_export_writes_the_host_metrics_and_fails_when_nvml_does_not_answer(tmp_path: Path) -> None:
+    textfile = tmp_path / "hwinfo.prom"
+    result, took = timed_run("export", "--textfile", str(textfile), "--simulate", hang_scenario(tmp_path),
+                             "--nvml-timeout", "1", *fixture_root())
+    assert took < 1 + ENDS_WITHIN * 2
+    assert result.returncode == 1
+    assert result.stderr.strip() == "Error: gpu not read: NVML did not answer within 1 s"
+    metrics = textfile.read_text()
+    assert "\nhwinfo_memory_total_bytes " in metrics
+    assert "\nhwinfo_gpu_temperature_celsius{" not in metrics
+
+
+# --- signals --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_signal_ends_a_command_while_nvml_hangs(
+    tmp_path: Path, command: str, signum: int, exit_code: int
+) -> None:
+    # `timeout 3 hwinfo report --simulate hang.json` must end at 3 s, not when NVML answers.
+    extra = ["--textfile", str(tmp_path / "x.prom")] if command == "export" else []
+    result, took = interrupt([command, "--simulate", hang_scenario(tmp_path), *extra], signum)
+    assert took < ENDS_WITHIN
+    assert result.returncode == exit_code
+    assert "Traceback" not in result.stderr and "Aborted" not in result.stderr
+    assert not (tmp_path / "x.prom").exists()
+
+
+def test_signal_ends_check_as_unknown(tmp_path: Path) -> None:
+    result, took = interrupt(["check", "--simulate", hang_scenario(tmp_path), *fixture_root()],
+                             signal.SIGTERM)
+    assert took < ENDS_WITHIN
+    assert result.returncode == 3
+    assert result.stdout == "HWINFO UNKNOWN - interrupted by SIGTERM\n"
+
+
+def test_signal_ends_watch_during_a_hung_refresh_without_half_a_document(tmp_path: Path) -> None:
+    # Refreshes 1 and 2 answer; the third hangs in NVML (its deadline is far off).
+    scenario = hang_scenario(tmp_path, after_samples=2)
+    result, took = interrupt(["report", "--watch", "0.2", "--format", "json", "--simulate", scenario,
+                              "--nvml-timeout", "120", *fixture_root()], signal.SIGINT, after=4.0)
+    assert took < ENDS_WITHIN
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    documents = [json.loads(line) for line in result.stdout.splitlines()]  # every line whole
+    assert len(documents) == 2
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A TCP port that accepts connections and never answers: a hung daemon."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("command", ["report", "check"])
+def test_signal_ends_a_from_fetch(silent_server: str, command: str) -> None:
+    result, took = interrupt([command, "--from", silent_server], signal.SIGTERM)
+    assert took < ENDS_WITHIN
+    assert result.returncode == (3 if command == "check" else 143)
+    assert "Traceback" not in result.stderr
