@@ -466,15 +466,17 @@ A100_80GB = _table(
     memory_before=(((510,), ((19, 9728), (20, 9728), (0, 80640))),),
 )
 # A30: MIG User Guide (1g.6gb+me from R470, 2g.12gb+me from R525; MIG from R460).
-# Unknown: memory sizes from NVIDIA's go-nvml mock (gpus/a30.go), not a real listing.
+# Unknown: memory sizes; 5.81 / 11.69 / 23.44 GiB as recalled from the User Guide's A30
+# `-lgip` listing, not checked against a stored copy (go-nvml's a30.go mock has
+# 5836/11672/23344 MiB instead).
 A30_24GB = _table(
     "a30",
     {
-        "1g": ("1g.6gb", 5836),
-        "1g+me": ("1g.6gb+me", 5836),
-        "2g": ("2g.12gb", 11672),
-        "2g+me": ("2g.12gb+me", 11672),
-        "4g": ("4g.24gb", 23344),
+        "1g": ("1g.6gb", 5952),
+        "1g+me": ("1g.6gb+me", 5952),
+        "2g": ("2g.12gb", 11968),
+        "2g+me": ("2g.12gb+me", 11968),
+        "4g": ("4g.24gb", 24000),
     },
     family="ampere",
     board_slices=4,
