@@ -442,7 +442,13 @@ class Machine:
                 occupied |= placement_mask(gi.spec.start, gi.spec.profile.memory_slices)
             existing = sum(gi.spec.profile is profile for gi in gpu.gpu_instances)
             free = free_placements(profile.placement_starts, profile.memory_slices, occupied)
-            if existing >= profile.instance_count or not free:
+            table = gpu.spec.board.mig.for_driver(self.driver)  # type: ignore[union-attr]
+            others = [gi.spec.profile for gi in gpu.gpu_instances]
+            if (
+                existing >= profile.instance_count
+                or not free
+                or not table.engines_fit([*others, profile])  # type: ignore[union-attr]
+            ):
                 return None
             if start is None:
                 # Unknown: the driver's choice; the MIG User Guide's `-cgi 9,3g.20gb` example

@@ -47,6 +47,7 @@ GI_1_SLICE_ALL_ME = 0xF
 GI_2_SLICE_ALL_ME = 0x10
 
 Branch = tuple[int, ...]
+_ENGINE_ATTRS = ("copy_engine_count", "decoder_count", "encoder_count", "jpeg_count", "ofa_count")
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,21 @@ class MigTable:
         object.__setattr__(self, "ci_profiles", ci)
         object.__setattr__(self, "_variants", {})
 
-    @property
-    def multiprocessor_count(self) -> int:
-        """SMs of the largest GPU instance: what MIG can use of the GPU."""
-        return max(p.multiprocessor_count for p in self.profiles)
+    def engines_fit(self, profiles: Iterable[GpuInstanceProfile]) -> bool:
+        """Whether GPU instances of these profiles can hold their engines together.
+
+        A board has as many copy, decode, encode, JPEG and OFA engines as its largest
+        instance gets, and instances do not share them: so one 1g+me at a time (MIG User
+        Guide), and on A30 a 1g.6gb+me and a 2g.12gb+me never together (one OFA).
+        """
+        # Unknown: that the driver refuses exactly these mixes; no listing of a refused
+        # create was found. On RTX PRO 6000 it pairs +me.all with -me instances.
+        chosen = list(profiles)
+        for attr in _ENGINE_ATTRS:
+            budget = max(getattr(p, attr) for p in self.profiles)
+            if sum(getattr(p, attr) for p in chosen) > budget:
+                return False
+        return True
 
     def for_driver(self, driver: Branch) -> MigTable:
         """The table as a driver of this version reports it (the same object for one branch).

@@ -207,8 +207,17 @@ def _remaining(
     for gi in gpu.gpu_instances:
         occupied |= placement_mask(gi.spec.start, gi.spec.profile.memory_slices)
     existing = sum(gi.spec.profile is profile for gi in gpu.gpu_instances)
-    ref._obj.value = remaining_capacity(  # type: ignore[attr-defined]
-        profile.placement_starts, profile.memory_slices, profile.instance_count, existing, occupied
+    others = [gi.spec.profile for gi in gpu.gpu_instances]
+    ref._obj.value = (  # type: ignore[attr-defined]
+        remaining_capacity(
+            profile.placement_starts,
+            profile.memory_slices,
+            profile.instance_count,
+            existing,
+            occupied,
+        )
+        if _table(machine, gpu).engines_fit([*others, profile])
+        else 0
     )
     return SUCCESS
 
