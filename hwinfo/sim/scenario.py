@@ -801,8 +801,6 @@ def parse_mig(
                 used[-1],
                 f"at most {profile.instance_count} instance(s) of {profile.name} fit on a GPU",
             )
-    if not table.engines_fit(pr for _, _, pr, _ in requests):
-        r.fail(gi_path, "these GPU instances need more engines (media, OFA) than the GPU has")
     _check_fixed_overlaps(
         r, [(p, pr.memory_slices, st) for p, _, pr, st in requests], "memory slices"
     )
@@ -815,6 +813,8 @@ def parse_mig(
             f"these GPU instances do not fit on the GPU's {table.memory_slices} memory slices "
             "together",
         )
+    if not table.engines_fit(pr for _, _, pr, _ in requests):
+        r.fail(gi_path, "these GPU instances need more engines (media, OFA) than the GPU has")
     instances = []
     ids: dict[int, str] = {}
     for (p, gi, profile, _), start in zip(requests, starts):
