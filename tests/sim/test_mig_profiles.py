@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
+from conftest import CAPTURES, require
 
 from hwinfo.sim import mig_profiles as mp
 from hwinfo.sim.boards import BOARDS
@@ -304,3 +307,47 @@ def test_driver_branches_change_profiles_and_sizes() -> None:
     assert 20 not in a100.for_driver((460, 91, 3)).by_id
     a30 = table("A30")
     assert 6 not in a30.for_driver((515, 86)).by_id and 6 in a30.for_driver((525, 60)).by_id
+
+
+def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
+    """shared/captures A100-SXM4-40GB (510.47.03, two 3g.20gb): what the table says for R510."""
+    path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
+    require(path.is_file(), f"{path} is missing (shared captures)")
+    root = ET.parse(path).getroot()
+    driver = tuple(int(n) for n in root.findtext("driver_version", "").split("."))
+    (gpu,) = root.findall("gpu")
+    t = table("A100-SXM4-40GB").for_driver(driver)
+    devices = gpu.findall("mig_devices/mig_device")
+    assert len(devices) == 2
+    for dev in devices:
+        shared = dev.find("device_attributes/shared")
+        assert shared is not None
+        seen = tuple(
+            int(shared.findtext(tag, "-1"))
+            for tag in (
+                "multiprocessor_count",
+                "copy_engine_count",
+                "encoder_count",
+                "decoder_count",
+                "ofa_count",
+                "jpg_count",
+            )
+        )
+        memory = int(dev.findtext("fb_memory_usage/total", "").split()[0])
+        gi_id = int(dev.findtext("gpu_instance_id", ""))
+        (profile,) = [
+            p
+            for p in t.profiles
+            if (
+                p.multiprocessor_count,
+                p.copy_engine_count,
+                p.encoder_count,
+                p.decoder_count,
+                p.ofa_count,
+                p.jpeg_count,
+            )
+            == seen
+            and p.memory_mib == memory
+        ]
+        assert profile.name == "3g.20gb"
+        assert gi_id in [mp.default_gpu_instance_id(st, 4) for st in profile.placement_starts]
