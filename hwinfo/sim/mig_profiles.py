@@ -537,6 +537,8 @@ _HOPPER_96GB_NAMES = {
     "4g": ("4g.48gb", 48512),
     "7g": ("7g.96gb", 97408),
 }
+# Unknown: the first MIG driver of either GH200 (the User Guide lists none; R535 and R550,
+# the H20's and the H200's, are taken for the 96 GB and 144 GB boards).
 GH200_96GB = _table("h100", _HOPPER_96GB_NAMES, min_driver=(535,))
 # H20: MIG from R535 (MIG User Guide, deployment considerations).
 H20_96GB = _table("h20", _HOPPER_96GB_NAMES, min_driver=(535,))
