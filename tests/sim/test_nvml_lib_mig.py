@@ -12,7 +12,7 @@ import pytest
 from conftest import CAPTURES, require
 
 import hwinfo.sim
-from hwinfo.sim import Machine
+from hwinfo.sim import Machine, nvml_lib_mig
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.mig_profiles import default_gpu_instance_id
 from hwinfo.sim.scenario import parse_scenario
@@ -333,3 +333,25 @@ def test_mig_on_a_driver_older_than_the_board_is_refused() -> None:
     }
     with pytest.raises(hwinfo.sim.ScenarioError, match="MIG on board B200 needs driver 570"):
         parse_scenario(data, "t.json", "t")
+
+
+def _capture_symbols(path: Any) -> tuple[tuple[int, ...], set[str]]:
+    text = path.read_text(encoding="utf-8")
+    symbols = set(re.findall(r"^(nvml\w+)$", text.split("nvml-symbols", 1)[-1], re.MULTILINE))
+    driver = tuple(int(n) for n in path.stem.rsplit("__", 1)[1].split("."))
+    return driver, symbols
+
+
+def test_mig_symbols_exist_in_the_real_libraries() -> None:
+    """Every MIG call the fake library exports for a driver, a real driver of it exports."""
+    paths = sorted((CAPTURES / "text").glob("linux-*__*.txt"))
+    require(bool(paths), f"no text captures in {CAPTURES / 'text'}")
+    checked = 0
+    for path in paths:
+        driver, real = _capture_symbols(path)
+        if not real:
+            continue  # this capture holds no symbol list
+        ours = {s.name for s in nvml_lib_mig.SYMBOLS if driver >= s.since}
+        assert ours - real == set(), path.name
+        checked += 1
+    assert checked >= 2
