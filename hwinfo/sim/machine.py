@@ -447,14 +447,12 @@ class Machine:
             if (
                 existing >= profile.instance_count
                 or not free
-                or not table.engines_fit([*others, profile])  # type: ignore[union-attr]
+                or not table.can_coexist([*others, profile])  # type: ignore[union-attr]
             ):
                 return None
             if start is None:
-                # Unknown: the driver's choice; the MIG User Guide's `-cgi 9,3g.20gb` example
-                # gets GI 2 (slot 4) before GI 1, so the highest free placement is taken.
-                start = free[-1]
-            elif start not in free:
+                start = table.driver_placement(profile, occupied)  # type: ignore[union-attr]
+            if start not in free:
                 return None
             gi_id = default_gpu_instance_id(start, profile.memory_slices, board_slices)
             gi = GpuInstance(next(self._ids), gpu, sc.GpuInstanceSpec(gi_id, start, profile, ()))

@@ -102,6 +102,10 @@ class MigTable:
     since: tuple[tuple[int, Branch], ...] = ()
     # (branch, {profile id: MiB}): a driver before `branch` reports these sizes instead.
     memory_before: tuple[tuple[Branch, tuple[tuple[int, int], ...]], ...] = ()
+    # (branch, (profile id, profile id)): a driver before `branch` cannot hold both at once.
+    apart_before: tuple[tuple[Branch, tuple[int, int]], ...] = ()
+    # Profile id pairs this table's driver cannot hold at once (set by for_driver).
+    apart: tuple[tuple[int, int], ...] = ()
     by_name: dict[str, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_id: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_index: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
@@ -119,21 +123,45 @@ class MigTable:
         object.__setattr__(self, "ci_profiles", ci)
         object.__setattr__(self, "_variants", {})
 
-    def engines_fit(self, profiles: Iterable[GpuInstanceProfile]) -> bool:
-        """Whether GPU instances of these profiles can hold their engines together.
+    def can_coexist(self, profiles: Iterable[GpuInstanceProfile]) -> bool:
+        """Whether GPU instances of these profiles can exist together (placements aside).
 
         A board has as many copy, decode, encode, JPEG and OFA engines as its largest
         instance gets, and instances do not share them: so one 1g+me at a time (MIG User
-        Guide), and on A30 a 1g.6gb+me and a 2g.12gb+me never together (one OFA).
+        Guide), and on A30 a 1g.6gb+me and a 2g.12gb+me never together (one OFA). Some
+        branches also refuse pairs of profiles (A100 4g with 3g before R510).
         """
-        # Unknown: that the driver refuses exactly these mixes; no listing of a refused
-        # create was found. On RTX PRO 6000 it pairs +me.all with -me instances.
+        # Unknown: that the driver refuses exactly these engine mixes; no listing of a
+        # refused create was found. On RTX PRO 6000 it pairs +me.all with -me instances.
         chosen = list(profiles)
         for attr in _ENGINE_ATTRS:
             budget = max(getattr(p, attr) for p in self.profiles)
             if sum(getattr(p, attr) for p in chosen) > budget:
                 return False
-        return True
+        ids = {p.id for p in chosen}
+        return not any(a in ids and b in ids for a, b in self.apart)
+
+    def driver_placement(self, profile: GpuInstanceProfile, occupied: int) -> int | None:
+        """The start NVML picks for a GI created without a placement; None when none is free.
+
+        The MIG User Guide's A100 examples (`-cgi 9,19,14,19`, `-cgi 14,19,19,19,19,19`,
+        `-cgi 19,19,14,9`) get GI ids 2/7/4/8, 5/13/7/8/9/10 and 13/11/3: the driver fills
+        the half and then the quarter of the GPU that is already most used, counting the
+        memory slice no 1-slice instance can use (slot 7), then the lowest start.
+        """
+        # Unknown: the rule on boards other than A100, and on 4-slice boards (no dead slot).
+        dead = placement_mask(7, 1) if self.memory_slices == MEMORY_SLICES else 0
+        used = occupied | dead
+
+        def fill(start: int, size: int) -> int:
+            block = start - start % size
+            return (used & placement_mask(block, size)).bit_count()
+
+        half = self.memory_slices // 2
+        free = free_placements(profile.placement_starts, profile.memory_slices, occupied)
+        return max(
+            free, key=lambda st: (fill(st, half), fill(st, max(2, half // 2)), -st), default=None
+        )
 
     def for_driver(self, driver: Branch) -> MigTable:
         """The table as a driver of this version reports it (the same object for one branch).
@@ -156,11 +184,17 @@ class MigTable:
             for p in self.profiles
             if (branch,) >= since.get(p.id, ())
         )
+        apart = tuple(pair for before, pair in self.apart_before if (branch,) < before)
         variant = (
             self
-            if profiles == self.profiles
+            if profiles == self.profiles and not apart
             else MigTable(
-                self.family, profiles, self.memory_slices, self.max_gpu_instances, self.min_driver
+                self.family,
+                profiles,
+                self.memory_slices,
+                self.max_gpu_instances,
+                self.min_driver,
+                apart=apart,
             )
         )
         self._variants[branch] = variant
@@ -349,9 +383,10 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (36, 4, 4, 0, 4, 0),
         "7g": (78, 8, 7, 0, 7, 1),
     },
-    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2).
-    # Unknown: 3g, 4g and 7g rows (cut from the listings); CE twice the slices, DEC and JPG
-    # one per slice, OFA on 7g as on 1g+me, 7g SMs the whole GPU's 148, 3g/4g 60/72.
+    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2);
+    # MIG User Guide table 9: CE 6/8/16 for 3g/4g/7g, OFA only on 1g+me and 7g. (The guide
+    # lists 1 NVDEC / 1 JPEG and 3 CE for every row up to 2g, which the `-lgip` contradicts.)
+    # Unknown: 3g/4g/7g SMs (60/72 and the whole GPU's 148) and DEC/JPG (one per slice).
     "b200": {
         "1g": (18, 2, 1, 0, 1, 0),
         "1g+me": (18, 2, 1, 0, 1, 1),
@@ -372,18 +407,18 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (76, 8, 4, 0, 4, 0),
         "7g": (152, 16, 7, 0, 7, 1),
     },
-    # A30: MIG User Guide table (DEC/JPG/OFA, CE per slice); go-nvml a30.go (14 SMs a slice).
+    # A30: real `-lgip` listings (the A30 tables below): 1g.6gb has a decoder, although the
+    # MIG User Guide's table says 0 NVDECs; the rest as the guide's table.
     "a30": {
-        "1g": (14, 1, 0, 0, 0, 0),
+        "1g": (14, 1, 1, 0, 0, 0),
         "1g+me": (14, 1, 1, 0, 1, 1),
         "2g": (28, 2, 2, 0, 0, 0),
         "2g+me": (28, 2, 2, 0, 1, 1),
         "4g": (56, 4, 4, 0, 1, 1),
     },
-    # RTX PRO 6000 Blackwell (188 SMs): cubecos #312 / GKE #564 `-lgip` 1g rows: 46 SMs,
-    # CE 1, DEC 1, ENC 1, JPG 1; +me adds OFA; +me.all has DEC 4.
-    # Unknown: +me.all's ENC/JPG/OFA (all four media engines and the OFA taken), -me (none),
-    # and every 2g and 4g row (twice and four times the 1g; 4g the whole GPU's 188 SMs).
+    # RTX PRO 6000 Blackwell (188 SMs): MIG User Guide table 11 (NVDEC/NVENC/JPEG/OFA and CE
+    # of every row); cubecos #312 / GKE #564 `-lgip` (1g rows: 46 SMs).
+    # Unknown: the SMs of the 2g and 4g rows (twice the 1g's; the whole GPU's 188).
     "rtx-pro-6000": {
         "1g": (46, 1, 1, 1, 1, 0),
         "1g+me": (46, 1, 1, 1, 1, 1),
@@ -447,6 +482,8 @@ def _table(
 # of the 80GB board, facts §3) show other sizes; the R510 A100-40GB capture shows today's.
 # Unknown: the branch where the sizes changed (taken as R510, the oldest capture with them).
 _A100_SINCE = ((20, (470,)), (15, (525,)))
+# MIG User Guide: before R510 a 4g and a 3g instance could not exist together.
+_A100_APART = (((510,), (5, 9)),)
 A100_40GB = _table(
     "a100",
     {
@@ -460,6 +497,7 @@ A100_40GB = _table(
     },
     family="ampere",
     since=_A100_SINCE,
+    apart_before=_A100_APART,
     memory_before=(((510,), ((14, 9984), (9, 20096), (5, 20096), (0, 40448))),),
 )
 A100_80GB = _table(
@@ -475,12 +513,13 @@ A100_80GB = _table(
     },
     family="ampere",
     since=_A100_SINCE,
+    apart_before=_A100_APART,
     memory_before=(((510,), ((19, 9728), (20, 9728), (0, 80640))),),
 )
-# A30: MIG User Guide (1g.6gb+me from R470, 2g.12gb+me from R525; MIG from R460).
-# Unknown: memory sizes; 5.81 / 11.69 / 23.44 GiB as recalled from the User Guide's A30
-# `-lgip` listing, not checked against a stored copy (go-nvml's a30.go mock has
-# 5836/11672/23344 MiB instead).
+# A30: real `-lgip`/`-lgipp` listings in public notes (IDs 14, 21, 5, 6, 0; {0,1,2,3}:1,
+# {0,2}:2, {0}:4; 5.81 / 11.69 / 23.44 GiB); MIG User Guide (1g.6gb+me from R470,
+# 2g.12gb+me from R525, MIG from R460). A listing without 2g.12gb+me (so before R525) shows
+# 4g.24gb at 23.50 GiB. Unknown: the exact branch of that change (taken as R525).
 A30_24GB = _table(
     "a30",
     {
@@ -494,6 +533,7 @@ A30_24GB = _table(
     board_slices=4,
     min_driver=(460,),
     since=((21, (470,)), (6, (525,))),
+    memory_before=(((525,), ((0, 24064),)),),
 )
 _H100_80GB_NAMES = {
     "1g": ("1g.10gb", 9984),

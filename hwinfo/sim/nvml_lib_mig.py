@@ -216,7 +216,7 @@ def _remaining(
             existing,
             occupied,
         )
-        if _table(machine, gpu).engines_fit([*others, profile])
+        if _table(machine, gpu).can_coexist([*others, profile])
         else 0
     )
     return SUCCESS

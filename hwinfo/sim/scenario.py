@@ -813,8 +813,12 @@ def parse_mig(
             f"these GPU instances do not fit on the GPU's {table.memory_slices} memory slices "
             "together",
         )
-    if not table.engines_fit(pr for _, _, pr, _ in requests):
-        r.fail(gi_path, "these GPU instances need more engines (media, OFA) than the GPU has")
+    if not table.can_coexist(pr for _, _, pr, _ in requests):
+        r.fail(
+            gi_path,
+            "these GPU instances cannot exist together on this board and driver (more copy or "
+            "media engines than the GPU has, or a profile pair the driver refuses)",
+        )
     instances = []
     ids: dict[int, str] = {}
     for (p, gi, profile, _), start in zip(requests, starts):

@@ -186,7 +186,7 @@ def _layouts(t: mp.MigTable) -> list[list[tuple[mp.GpuInstanceProfile, int]]]:
             mask = mp.placement_mask(st, p.memory_slices)
             if mask & occupied or sum(q is p for q, _ in chosen) >= p.instance_count:
                 continue
-            if not t.engines_fit([*(q for q, _ in chosen), p]):
+            if not t.can_coexist([*(q for q, _ in chosen), p]):
                 continue
             grow([*chosen, (p, st)], occupied | mask, n + 1)
 
@@ -238,6 +238,14 @@ def test_table_invariants(board: str) -> None:
 
 def test_four_slice_boards_number_their_instances_in_four() -> None:
     a30 = table("A30")
+    # Real A30 `-lgip`: 5.81 / 11.69 / 23.44 GiB; 14 SMs a slice; 1g.6gb has one decoder.
+    assert [(p.memory_mib, p.multiprocessor_count, p.decoder_count) for p in a30.profiles] == [
+        (5952, 14, 1),
+        (5952, 14, 1),
+        (11968, 28, 2),
+        (11968, 28, 2),
+        (24000, 56, 4),
+    ]
     assert {p.name: (p.id, p.index, p.memory_slices) for p in a30.profiles} == {
         "1g.6gb": (14, 0x0, 1),
         "1g.6gb+me": (21, 0x7, 1),
@@ -251,7 +259,7 @@ def test_four_slice_boards_number_their_instances_in_four() -> None:
     assert a30.by_name["2g.12gb+me"].bar1_fraction == 0.5
     # One OFA and one JPEG engine: a single instance with media extensions at a time.
     me1, me2, plain = (a30.by_name[n] for n in ("1g.6gb+me", "2g.12gb+me", "1g.6gb"))
-    assert a30.engines_fit([me2, plain, plain]) and not a30.engines_fit([me1, me2])
+    assert a30.can_coexist([me2, plain, plain]) and not a30.can_coexist([me1, me2])
 
 
 def test_blackwell_graphics_and_media_profiles() -> None:
@@ -266,13 +274,36 @@ def test_blackwell_graphics_and_media_profiles() -> None:
     )
     gfx = rtx.by_name["1g.24gb+gfx"]
     assert (gfx.index, gfx.instance_count, gfx.multiprocessor_count) == (0xA, 4, 46)
-    assert rtx.by_name["1g.24gb+me.all"].decoder_count == 4
-    assert rtx.by_name["1g.24gb"].encoder_count == 1  # Blackwell MIG instances have NVENC
+    # MIG User Guide table 11: NVDEC / NVENC / JPEG / OFA and copy engines of every row.
+    engines = {
+        p.name: (
+            p.decoder_count,
+            p.encoder_count,
+            p.jpeg_count,
+            p.ofa_count,
+            p.copy_engine_count,
+            p.instance_count,
+        )
+        for p in rtx.profiles
+    }
+    assert engines == {
+        "1g.24gb": (1, 1, 1, 0, 1, 4),
+        "1g.24gb+me": (1, 1, 1, 1, 1, 1),
+        "1g.24gb+gfx": (1, 1, 1, 0, 1, 4),
+        "1g.24gb+me.all": (4, 4, 4, 1, 1, 1),
+        "1g.24gb-me": (0, 0, 0, 0, 1, 4),
+        "2g.48gb": (2, 2, 2, 0, 2, 2),
+        "2g.48gb+gfx": (2, 2, 2, 0, 2, 2),
+        "2g.48gb+me.all": (4, 4, 4, 1, 2, 1),
+        "2g.48gb-me": (0, 0, 0, 0, 2, 2),
+        "4g.96gb": (4, 4, 4, 1, 4, 1),
+        "4g.96gb+gfx": (4, 4, 4, 1, 4, 1),
+    }
     assert {p.index for p in rtx.profiles} >= {0xA, 0xB, 0xC, 0xD, 0xE, 0xF, 0x10}
     # All media engines in one instance leave the others none: they pair with -me ones.
     all_me, no_me = rtx.by_name["1g.24gb+me.all"], rtx.by_name["1g.24gb-me"]
-    assert rtx.engines_fit([all_me, no_me, no_me, no_me])
-    assert not rtx.engines_fit([all_me, rtx.by_name["1g.24gb"]])
+    assert rtx.can_coexist([all_me, no_me, no_me, no_me])
+    assert not rtx.can_coexist([all_me, rtx.by_name["1g.24gb"]])
 
 
 @pytest.mark.parametrize(
@@ -307,6 +338,9 @@ def test_driver_branches_change_profiles_and_sizes() -> None:
     assert 20 not in a100.for_driver((460, 91, 3)).by_id
     a30 = table("A30")
     assert 6 not in a30.for_driver((515, 86)).by_id and 6 in a30.for_driver((525, 60)).by_id
+    # A30 `-lgip` listings: 4g.24gb at 23.50 GiB without 2g.12gb+me, 23.44 GiB with it.
+    assert a30.for_driver((515, 86)).by_id[0].memory_mib == 24064
+    assert a30.by_id[0].memory_mib == 24000
 
 
 def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:

@@ -355,3 +355,48 @@ def test_mig_symbols_exist_in_the_real_libraries() -> None:
         assert ours - real == set(), path.name
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize(
+    ("order", "created"),
+    [
+        # MIG User Guide, "Creating GPU Instances" (A100-SXM4-40GB): -cgi 9,19,14,19 ...
+        ([9, 19, 14, 19], [(2, 4), (7, 0), (4, 2), (8, 1)]),
+        # ... -cgi 14,19,19,19,19,19 ...
+        ([14, 19, 19, 19, 19, 19], [(5, 4), (13, 6), (7, 0), (8, 1), (9, 2), (10, 3)]),
+        # ... and -cgi 19,19,14,9, where the 3g.20gb no longer fits ("Insufficient Resources").
+        ([19, 19, 14, 9], [(13, 6), (11, 4), (3, 0), None]),
+    ],
+)
+def test_driver_places_instances_as_the_user_guide_shows(
+    simulate: Any, order: list[int], created: list[tuple[int, int] | None]
+) -> None:
+    simulate(
+        {
+            "driver": {"version": "535.161.08"},
+            "gpus": [{"board": "A100-SXM4-40GB", "mig": {"enabled": True}}],
+        }
+    )
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    for profile_id, want in zip(order, created):
+        if want is None:
+            with pytest.raises(N.NVMLError_InsufficientResources):
+                N.nvmlDeviceCreateGpuInstance(gpu, profile_id)
+            continue
+        info = N.nvmlGpuInstanceGetInfo(N.nvmlDeviceCreateGpuInstance(gpu, profile_id))
+        assert (info.id, info.placement.start) == want
+
+
+def test_a100_4g_and_3g_apart_before_r510(simulate: Any) -> None:
+    layout = {"enabled": True, "gpu_instances": [{"profile": "4g.20gb"}, {"profile": "3g.20gb"}]}
+    old = {"driver": {"version": "470.57.02"}, "gpus": [{"board": "A100-SXM4-40GB", "mig": layout}]}
+    with pytest.raises(hwinfo.sim.ScenarioError, match="cannot exist together"):
+        parse_scenario({"format": 1, **old}, "t.json", "t")
+    simulate({**old, "gpus": [{"board": "A100-SXM4-40GB", "mig": {"enabled": True}}]})
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    N.nvmlDeviceCreateGpuInstance(gpu, 5)
+    assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, 9) == 0
+    with pytest.raises(N.NVMLError_InsufficientResources):
+        N.nvmlDeviceCreateGpuInstance(gpu, 9)
+    new = {**old, "driver": {"version": "510.47.03"}}
+    assert parse_scenario({"format": 1, **new}, "t.json", "t").gpus[0].mig is not None
