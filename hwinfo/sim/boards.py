@@ -539,8 +539,9 @@ def _pcie_card(**fields: object) -> dict[str, object]:
 # Unknown: for every board below, the idle telemetry, reserved memory, BAR1 size, VBIOS, part
 # and subsystem ids (the sibling's); the names of the H800, H800 PCIe, H800 NVL, GH200 and
 # RTX PRO 6000 Workstation/Max-Q boards and the PCI ids of the last two (0x2BB1, 0x2BB4);
-# the memory totals of the H20, GH200, B200 and GB200 (nominal GiB less the sibling's
-# reserve); the SM counts of the GB200 (152) and H20 (78).
+# the memory totals of the H20, GH200, B200, GB200 and RTX PRO 5000 (nominal GiB less the
+# sibling's reserve); the SM counts of the GB200 (152) and H20 (78); the RTX PRO 5000's
+# PCI id (0x2BB3).
 _add(
     _like(
         "A100-SXM4-40GB",
@@ -811,6 +812,23 @@ _add(
         name="NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
         pci_device_id=0x2BB410DE,
         fan_percent=30,
+        power_limit_w=300,
+        power_default_limit_w=300,
+        power_min_limit_w=150,
+        power_max_limit_w=300,
+    )
+)
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        "RTX-PRO-5000-BLACKWELL",
+        mig_profiles.RTX_PRO_5000,
+        110,
+        name="NVIDIA RTX PRO 5000 Blackwell",
+        pci_device_id=0x2BB310DE,
+        cuda_cores=14080,
+        memory_bus_width_bits=384,
+        memory_total_mib=48943,
         power_limit_w=300,
         power_default_limit_w=300,
         power_min_limit_w=150,

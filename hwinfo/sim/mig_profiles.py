@@ -239,7 +239,7 @@ def _compute_instance_profiles(
     out = []
     s = gi.slice_count
     for c, index in _CI_PROFILE_INDEX.items():
-        if c > s or c not in plain:
+        if c > s or (c < s and c not in plain):
             continue
         whole = c == s
         if whole and table.family != "ampere" and gi.index == GI_1_SLICE_REV2:
@@ -432,6 +432,17 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (188, 4, 4, 4, 4, 1),
         "4g+gfx": (188, 4, 4, 4, 4, 1),
     },
+    # RTX PRO 5000 Blackwell (110 SMs): MIG User Guide table 10 (engines and CE per row).
+    # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
+    "rtx-pro-5000": {
+        "1g": (26, 1, 1, 1, 1, 0),
+        "1g+me": (26, 1, 1, 1, 1, 1),
+        "1g+gfx": (26, 1, 1, 1, 1, 0),
+        "1g-me": (26, 1, 0, 0, 0, 0),
+        "2g-me": (54, 2, 0, 0, 0, 0),
+        "4g": (110, 4, 3, 3, 1, 1),
+        "4g+gfx": (110, 4, 3, 3, 1, 1),
+    },
 }
 
 
@@ -440,13 +451,18 @@ def _table(
     memory: Mapping[str, tuple[str, int]],
     family: str = "hopper",
     board_slices: int = MEMORY_SLICES,
+    counts: Mapping[str, int] | None = None,
     **options: object,
 ) -> MigTable:
-    """A board's table from its engine family and its shape -> (name, MiB) map."""
+    """A board's table from its engine family and its shape -> (name, MiB) map.
+
+    `counts` overrides the shape's instance count where a board allows fewer.
+    """
     shapes = _SHAPES_4 if board_slices == 4 else _SHAPES_8
     profiles = []
     for shape, (name, mib) in memory.items():
         index, pid, slices, mem_slices, count, starts = shapes[shape]
+        count = (counts or {}).get(shape, count)
         sm, ce, dec, enc, jpg, ofa = _ENGINES[engines][shape]
         profiles.append(
             GpuInstanceProfile(
@@ -670,5 +686,25 @@ RTX_PRO_6000 = _table(
     },
     family="blackwell",
     board_slices=4,
+    min_driver=(575,),
+)
+# RTX PRO 5000 Blackwell (48 GB): MIG User Guide table 10 (names, instance counts: one 1g of
+# each media kind, three 1g-me, one 2g-me), MIG from R575. Unknown: profile IDs (the RTX PRO
+# 6000's), memory sizes (half the RTX PRO 6000's), and the most instances NVML reports (the
+# guide's GPU list says 2, its profile table allows 4).
+RTX_PRO_5000 = _table(
+    "rtx-pro-5000",
+    {
+        "1g": ("1g.12gb", 12096),
+        "1g+me": ("1g.12gb+me", 12096),
+        "1g+gfx": ("1g.12gb+gfx", 12096),
+        "1g-me": ("1g.12gb-me", 12096),
+        "2g-me": ("2g.24gb-me", 24192),
+        "4g": ("4g.48gb", 48384),
+        "4g+gfx": ("4g.48gb+gfx", 48384),
+    },
+    family="blackwell",
+    board_slices=4,
+    counts={"1g": 1, "1g+gfx": 1, "1g-me": 3, "2g-me": 1},
     min_driver=(575,),
 )

@@ -417,7 +417,7 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
     [
         ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
         (
-            "NVIDIA RTX PRO 5000 Blackwell",
+            "NVIDIA B300 SXM6 AC",
             _mig_device(1, 0, 14, 5952),
             "no catalogue board with MIG profiles",
         ),

@@ -164,6 +164,14 @@ def _profile_info(gpu: Any, index: int) -> Any:
     return N.nvmlDeviceGetGpuInstanceProfileInfo(gpu, index)
 
 
+def _supported(gpu: Any, index: int) -> Any:
+    """The profile at this NVML_GPU_INSTANCE_PROFILE_* index, or None where the board has none."""
+    try:
+        return _profile_info(gpu, index)
+    except N.NVMLError_NotSupported:
+        return None
+
+
 def _mig_count(gpu: Any) -> int:
     count = 0
     for i in range(N.nvmlDeviceGetMaxMigDeviceCount(gpu)):
@@ -189,9 +197,14 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
     gpu = N.nvmlDeviceGetHandleByIndex(0)
     assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == slices and _mig_count(gpu) == 0
 
-    # As many 1-slice GPU instances as the board has slices, one compute instance each.
+    # As many 1-slice GPU instances as the board has slices, one compute instance each
+    # (RTX PRO 5000 allows one plain 1g; media-less ones fill the rest).
     one = _profile_info(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE)
     gis = [N.nvmlDeviceCreateGpuInstance(gpu, one.id) for _ in range(one.instanceCount)]
+    if len(gis) < slices:
+        no_me = _profile_info(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME)
+        while N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, no_me.id):
+            gis.append(N.nvmlDeviceCreateGpuInstance(gpu, no_me.id))
     assert len(gis) == slices
     with pytest.raises(N.NVMLError_InsufficientResources):
         N.nvmlDeviceCreateGpuInstance(gpu, one.id)
@@ -245,17 +258,31 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
         N.nvmlComputeInstanceDestroy(ci)
     N.nvmlGpuInstanceDestroy(whole)
 
-    # A mixed layout placed explicitly: the largest half-GPU instance, then the rest in
-    # 2-slice instances, as the H100 capture's 3g + 2g + 1g + 1g.
-    half = _profile_info(
-        gpu,
-        N.NVML_GPU_INSTANCE_PROFILE_3_SLICE if slices == 7 else N.NVML_GPU_INSTANCE_PROFILE_2_SLICE,
-    )
-    two = _profile_info(gpu, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE)
+    # A mixed layout placed explicitly: a half-GPU instance in the upper half, then the rest
+    # in smaller ones, as the H100 capture's 3g + 2g + 1g + 1g (on 4-slice boards 2g + 1g + 1g;
+    # media-less variants where the board has no plain one, or no more of it).
+    def plain_or_no_me(plain: int, no_me: int, taken: int) -> Any:
+        info = _supported(gpu, plain)
+        if info is not None and taken < info.instanceCount:
+            return info
+        return _profile_info(gpu, no_me)
+
     upper = table.memory_slices // 2
-    placed = [(half.id, upper, upper)]
-    placed += [(two.id, 0, 2)] if slices == 7 else []
-    placed += [(one.id, st, 1) for st in range(2 if slices == 7 else 0, upper)]
+    if slices == 7:
+        placed = [(_profile_info(gpu, N.NVML_GPU_INSTANCE_PROFILE_3_SLICE).id, upper, upper)]
+        placed += [(_profile_info(gpu, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE).id, 0, 2)]
+        ones = range(2, upper)
+    else:
+        half = plain_or_no_me(
+            N.NVML_GPU_INSTANCE_PROFILE_2_SLICE, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE_NO_ME, 0
+        )
+        placed = [(half.id, upper, upper)]
+        ones = range(upper)
+    for n, start in enumerate(ones):
+        profile = plain_or_no_me(
+            N.NVML_GPU_INSTANCE_PROFILE_1_SLICE, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, n
+        )
+        placed.append((profile.id, start, 1))
     for pid, start, size in placed:
         where = N.c_nvmlGpuInstancePlacement_t(start, size)
         gi = N.nvmlDeviceCreateGpuInstanceWithPlacement(gpu, pid, N.byref(where))
@@ -263,9 +290,8 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
         assert (info.profileId, info.placement.start, info.placement.size) == (pid, start, size)
         N.nvmlGpuInstanceCreateComputeInstance(gi, N.NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE)
     assert _mig_count(gpu) == len(placed)
-    for index in (N.NVML_GPU_INSTANCE_PROFILE_1_SLICE, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE):
-        info = _profile_info(gpu, index)
-        assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, info.id) == 0
+    for pid in {pid for pid, _, _ in placed}:
+        assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, pid) == 0
     # MIG device indices follow ascending GPU-instance ids.
     gi_ids = [
         N.nvmlDeviceGetGpuInstanceId(N.nvmlDeviceGetMigDeviceHandleByIndex(gpu, i))
