@@ -229,7 +229,8 @@ def _compute_instance_profiles(
     board has (A30: 1, 2, 4; A100: 1, 2, 3, 4, 7).
     """
     # A partial CI has the SMs of the board's plain GI profile of as many slices: on A100 that
-    # is the -lcip listing (1c.3g.40gb 14, 2c.3g.40gb 28, facts §3), not a share of the GI.
+    # is what real `-lcip` listings of a 3g.40gb show (1c 14, 2c 28, 3g 42 SMs, sharing the
+    # GI's 3 CE and 2 DEC), not a share of the GI.
     # Unknown: partial-CI SM counts on Hopper and Blackwell; the same rule is taken there.
     plain = {
         p.slice_count: p.multiprocessor_count
@@ -244,6 +245,7 @@ def _compute_instance_profiles(
         whole = c == s
         if whole and table.family != "ampere" and gi.index == GI_1_SLICE_REV2:
             # facts §2: on H100 the 1g.20gb CI uses ID 7 (COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1).
+            # Unknown: the same on Blackwell's double-memory 1g.
             index = CI_PROFILE_1_SLICE_REV1
         # Unknown: placements of partial CIs are not in the facts; 3-slice CIs are taken to
         # sit at compute slices 0 and 4 like 3g GIs, every other size aligned to itself.

@@ -426,3 +426,43 @@ def test_a100_4g_and_3g_apart_before_r510(simulate: Any) -> None:
         N.nvmlDeviceCreateGpuInstance(gpu, 9)
     new = {**old, "driver": {"version": "510.47.03"}}
     assert parse_scenario({"format": 1, **new}, "t.json", "t").gpus[0].mig is not None
+
+
+def test_compute_instance_profiles_as_a100_lcip_lists_them(simulate: Any) -> None:
+    """Real `nvidia-smi mig -lcip` of an A100-80GB 3g.40gb: 1c 3/3 14 SMs, 2c 1/1 28, 3g 1/1 42,
+    all sharing the GI's 3 copy engines and 2 decoders."""
+    simulate(
+        {
+            "driver": {"version": "535.161.08"},
+            "gpus": [
+                {
+                    "board": "A100-SXM4-80GB",
+                    "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb"}]},
+                }
+            ],
+        }
+    )
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    (gi_id,) = {N.nvmlDeviceGetGpuInstanceId(N.nvmlDeviceGetMigDeviceHandleByIndex(gpu, 0))}
+    gi = N.nvmlDeviceGetGpuInstanceById(gpu, gi_id)
+    rows = []
+    for index in (0, 1, 2):
+        p = N.nvmlGpuInstanceGetComputeInstanceProfileInfo(gi, index, 0)
+        rows.append(
+            (
+                p.name,
+                p.id,
+                p.instanceCount,
+                p.multiprocessorCount,
+                p.sharedCopyEngineCount,
+                p.sharedDecoderCount,
+                p.sharedEncoderCount,
+                p.sharedJpegCount,
+                p.sharedOfaCount,
+            )
+        )
+    assert rows == [
+        ("MIG 1c.3g.40gb", 0, 3, 14, 3, 2, 0, 0, 0),
+        ("MIG 2c.3g.40gb", 1, 1, 28, 3, 2, 0, 0, 0),
+        ("MIG 3g.40gb", 2, 1, 42, 3, 2, 0, 0, 0),
+    ]
