@@ -197,8 +197,8 @@ class MigTable:
                 apart=apart,
             )
         )
-        self._variants[branch] = variant
-        return variant
+        # setdefault: two threads building the same branch still share one table.
+        return self._variants.setdefault(branch, variant)
 
 
 def default_gpu_instance_id(
