@@ -317,14 +317,14 @@ _SHAPES_8: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "7g": (GI_7_SLICE, 0, 7, 8, 1, (0,)),
 }
 
-# 4 memory slices. A30: MIG User Guide "A30 MIG Profiles" (names, instance counts); NVIDIA
-# go-nvml mock gpus/a30.go (indices, placements). RTX PRO 6000 Blackwell: `-lgip` listings
-# in bigstack-oss/cubecos #312 and GoogleCloudPlatform/container-engine-accelerators #564
-# give IDs 14 (1g), 21 (1g+me), 47 (1g+gfx), 65 (1g+me.all); instance counts of the other
-# rows are those of NVIDIA gpu-operator's default mig-parted config.
-# Unknown: the A30 profile IDs (14, 21, 5, 6, 0) are taken from the RTX PRO 6000 listing's
-# 4-slice numbering; the IDs of RTX PRO 6000 1g-me, 2g (and its variants) and 4g+gfx are
-# guesses in the same pattern (+gfx adds 33 to the plain ID, +me.all 51, -me 63).
+# 4 memory slices. A30: real `-lgip`/`-lgipp` listings (IDs 14, 21, 5, 6, 0; placements
+# {0,1,2,3}:1, {0,2}:2, {0}:4) and the MIG User Guide (names, instance counts). RTX PRO 6000
+# Blackwell: `-lgip` listings in bigstack-oss/cubecos #312 and GoogleCloudPlatform/
+# container-engine-accelerators #564 give IDs 14 (1g), 21 (1g+me), 47 (1g+gfx), 65
+# (1g+me.all); the User Guide's table 11 the instance counts of every row.
+# Unknown: the IDs of the RTX PRO 6000's 1g-me, 2g and 4g rows (2g and 4g as on A30; +gfx
+# adding 33 to the plain ID, +me.all 51, -me 63, as guesses); Blackwell 4-slice placements
+# (the A30's).
 _SHAPES_4: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "1g": (GI_1_SLICE, 14, 1, 1, 4, (0, 1, 2, 3)),
     "1g+me": (GI_1_SLICE_REV1, 21, 1, 1, 1, (0, 1, 2, 3)),
