@@ -240,7 +240,8 @@ BOARDS: dict[str, Board] = {
             key="H200-SXM-141GB",
             defaults=_datacenter(
                 name="NVIDIA H200",
-                pci_device_id=0x233310DE,
+                # NVIDIA gpu-operator's mig-parted config keys the H200 141GB by 0x2335.
+                pci_device_id=0x233510DE,
                 pci_subsystem_id=0x18BE10DE,
                 vbios_version="96.00.A5.00.01",
                 board_part_number="692-2G530-0250-000",
@@ -493,3 +494,344 @@ BOARDS: dict[str, Board] = {
         ),
     )
 }
+
+
+def _like(
+    base: str,
+    key: str,
+    mig: mig_profiles.MigTable,
+    multiprocessor_count: int,
+    nvlink_max_links: int | None = None,
+    **fields: object,
+) -> Board:
+    """A MIG board described as its nearest catalogue sibling with these fields changed.
+
+    Every field not given is the sibling's, so it is a guess for this board: see the Unknown
+    note above the list.
+    """
+    sibling = BOARDS[base]
+    return Board(
+        key=key,
+        defaults={**sibling.defaults, **fields},
+        multiprocessor_count=multiprocessor_count,
+        nvlink_max_links=(
+            sibling.nvlink_max_links if nvlink_max_links is None else nvlink_max_links
+        ),
+        has_serial=True,
+        mig=mig,
+    )
+
+
+def _add(board: Board) -> None:
+    BOARDS[board.key] = board
+
+
+def _pcie_card(**fields: object) -> dict[str, object]:
+    """A PCIe card with no NVLink bridge fitted."""
+    return {"nvlink_links": 0, **fields}
+
+
+# Every MIG board of NVIDIA's MIG User Guide ("Supported GPUs"), plus the H800 family.
+# Sources: names as nvidia-smi prints them and PCI device ids from NVIDIA gpu-operator's default
+# mig-parted config (assets/state-mig-manager/0400_configmap.yaml) and the issue threads cited
+# in mig_profiles; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
+# NVIDIA's product pages and datasheets.
+# Unknown: for every board below, the idle telemetry, reserved memory, BAR1 size, VBIOS, part
+# and subsystem ids (the sibling's); the names of the H800, H800 PCIe, H800 NVL, GH200 and
+# RTX PRO 6000 Workstation/Max-Q boards and the PCI ids of the last two (0x2BB1, 0x2BB4);
+# the memory totals of the H20, GH200, B200, GB200 and RTX PRO 5000 (nominal GiB less the
+# sibling's reserve); the SM counts of the GB200 (152) and H20 (78); the RTX PRO 5000's
+# PCI id (0x2BB3).
+_add(
+    _like(
+        "A100-SXM4-40GB",
+        "A100-PCIE-40GB",
+        mig_profiles.A100_40GB,
+        108,
+        **_pcie_card(
+            name="NVIDIA A100-PCIE-40GB",
+            pci_device_id=0x20F110DE,
+            power_limit_w=250,
+            power_default_limit_w=250,
+            power_max_limit_w=250,
+            persistence_mode=True,
+        ),
+    )
+)
+
+_add(
+    _like(
+        "A100-SXM4-80GB",
+        "A100-PCIE-80GB",
+        mig_profiles.A100_80GB,
+        108,
+        **_pcie_card(
+            name="NVIDIA A100 80GB PCIe",
+            pci_device_id=0x20B510DE,
+            power_limit_w=300,
+            power_default_limit_w=300,
+            power_max_limit_w=300,
+        ),
+    )
+)
+
+_add(
+    _like(
+        "A100-PCIE-40GB",
+        "A30",
+        mig_profiles.A30_24GB,
+        56,
+        4,
+        name="NVIDIA A30",
+        pci_device_id=0x20B710DE,
+        cuda_cores=3584,
+        memory_bus_width_bits=3072,
+        memory_total_mib=24576,
+        power_limit_w=165,
+        power_default_limit_w=165,
+        power_min_limit_w=100,
+        power_max_limit_w=165,
+        max_clocks_mhz=_clocks(1440, 1440, 1215, 1305),
+    )
+)
+
+_add(
+    _like(
+        "H100-SXM5-80GB",
+        "H100-PCIE",
+        mig_profiles.H100_PCIE,
+        114,
+        **_pcie_card(
+            name="NVIDIA H100 PCIe",
+            pci_device_id=0x233110DE,
+            cuda_cores=14592,
+            power_limit_w=350,
+            power_default_limit_w=350,
+            power_max_limit_w=350,
+            clocks_mhz=_clocks(345, 345, 1593, 765),
+            max_clocks_mhz=_clocks(1755, 1755, 1593, 1680),
+        ),
+    )
+)
+
+_add(
+    _like(
+        "H100-SXM5-80GB",
+        "H800-SXM5-80GB",
+        mig_profiles.H100_80GB,
+        132,
+        8,
+        name="NVIDIA H800",
+        pci_device_id=0x232410DE,
+        nvlink_links=8,
+    )
+)
+
+_add(
+    _like(
+        "H100-PCIE",
+        "H800-PCIE",
+        mig_profiles.H100_PCIE,
+        114,
+        name="NVIDIA H800 PCIe",
+        pci_device_id=0x232210DE,
+    )
+)
+
+_add(
+    _like(
+        "H100-NVL",
+        "H800-NVL",
+        mig_profiles.H100_NVL,
+        132,
+        name="NVIDIA H800 NVL",
+        pci_device_id=0x233A10DE,
+    )
+)
+
+_add(
+    _like(
+        "H100-SXM5-80GB",
+        "H20",
+        mig_profiles.H20_96GB,
+        78,
+        name="NVIDIA H20",
+        pci_device_id=0x232910DE,
+        cuda_cores=9984,
+        memory_bus_width_bits=6144,
+        memory_total_mib=97871,
+        power_limit_w=400,
+        power_default_limit_w=400,
+        power_max_limit_w=400,
+    )
+)
+
+_add(
+    _like(
+        "H100-SXM5-80GB",
+        "GH200-96GB",
+        mig_profiles.GH200_96GB,
+        132,
+        name="NVIDIA GH200 480GB",
+        pci_device_id=0x234210DE,
+        memory_bus_width_bits=6144,
+        memory_total_mib=97871,
+        power_limit_w=900,
+        power_default_limit_w=900,
+        power_max_limit_w=900,
+    )
+)
+
+_add(
+    _like(
+        "H200-SXM-141GB",
+        "GH200-144GB",
+        mig_profiles.GH200_144GB,
+        132,
+        name="NVIDIA GH200 144G HBM3e",
+        pci_device_id=0x234810DE,
+        memory_total_mib=146944,
+        power_limit_w=900,
+        power_default_limit_w=900,
+        power_max_limit_w=900,
+    )
+)
+
+_add(
+    _like(
+        "H200-SXM-141GB",
+        "H200-NVL",
+        mig_profiles.H200_141GB,
+        132,
+        name="NVIDIA H200 NVL",
+        pci_device_id=0x233B10DE,
+        power_limit_w=600,
+        power_default_limit_w=600,
+        power_max_limit_w=600,
+        max_clocks_mhz=_clocks(1785, 1785, 3201, 1590),
+    )
+)
+
+_add(
+    _like(
+        "H200-SXM-141GB",
+        "B200",
+        mig_profiles.B200_180GB,
+        148,
+        name="NVIDIA B200",
+        pci_device_id=0x290110DE,
+        architecture="blackwell",
+        cuda_compute_capability=[10, 0],
+        cuda_cores=18944,
+        memory_bus_width_bits=8192,
+        memory_total_mib=183359,
+        power_limit_w=1000,
+        power_default_limit_w=1000,
+        power_max_limit_w=1000,
+        clocks_mhz=_clocks(120, 120, 3996, 600),
+        max_clocks_mhz=_clocks(1965, 1965, 3996, 1965),
+        pcie=_pcie(6, 16),
+    )
+)
+
+_add(
+    _like(
+        "B200",
+        "GB200",
+        mig_profiles.GB200_186GB,
+        152,
+        name="NVIDIA GB200",
+        pci_device_id=0x294110DE,
+        cuda_cores=19456,
+        memory_total_mib=189471,
+        power_limit_w=1200,
+        power_default_limit_w=1200,
+        power_max_limit_w=1200,
+    )
+)
+
+_add(
+    Board(
+        key="RTX-PRO-6000-BLACKWELL-SERVER",
+        # bigstack-oss/cubecos #312: 97887 MiB, 600 W, passively cooled (fan N/A).
+        defaults=_datacenter(
+            name="NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            pci_device_id=0x2BB510DE,
+            pci_subsystem_id=0x204E10DE,
+            vbios_version="98.02.52.00.02",
+            board_part_number="900-2G153-0000-000",
+            architecture="blackwell",
+            cuda_compute_capability=[12, 0],
+            cuda_cores=24064,
+            memory_bus_width_bits=512,
+            memory_total_mib=97887,
+            memory_reserved_mib=512,
+            bar1_total_mib=131072,
+            temperature_c=30,
+            temperature_shutdown_c=98,
+            temperature_slowdown_c=95,
+            temperature_gpu_max_c=90,
+            temperature_memory_max_c=95,
+            power_draw_w=39.0,
+            power_limit_w=600,
+            power_default_limit_w=600,
+            power_min_limit_w=300,
+            power_max_limit_w=600,
+            pstate=8,
+            clock_event_reasons=["gpu_idle"],
+            clocks_mhz=_clocks(180, 180, 405, 600),
+            max_clocks_mhz=_clocks(2617, 2617, 14001, 2370),
+            pcie=_pcie(5, 16),
+            nvlink_links=0,
+        ),
+        multiprocessor_count=188,
+        nvlink_max_links=0,
+        has_serial=True,
+        mig=mig_profiles.RTX_PRO_6000,
+    )
+)
+
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-SERVER",
+        "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        mig_profiles.RTX_PRO_6000,
+        188,
+        name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        pci_device_id=0x2BB110DE,
+        fan_percent=30,
+    )
+)
+
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-SERVER",
+        "RTX-PRO-6000-BLACKWELL-MAX-Q",
+        mig_profiles.RTX_PRO_6000,
+        188,
+        name="NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        pci_device_id=0x2BB410DE,
+        fan_percent=30,
+        power_limit_w=300,
+        power_default_limit_w=300,
+        power_min_limit_w=150,
+        power_max_limit_w=300,
+    )
+)
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        "RTX-PRO-5000-BLACKWELL",
+        mig_profiles.RTX_PRO_5000,
+        110,
+        name="NVIDIA RTX PRO 5000 Blackwell",
+        pci_device_id=0x2BB310DE,
+        cuda_cores=14080,
+        memory_bus_width_bits=384,
+        memory_total_mib=48943,
+        power_limit_w=300,
+        power_default_limit_w=300,
+        power_min_limit_w=150,
+        power_max_limit_w=300,
+    )
+)

@@ -25,6 +25,13 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 
 from hwinfo.sim import scenario as sc
+from hwinfo.sim.mig_profiles import (
+    ComputeInstanceProfile,
+    GpuInstanceProfile,
+    default_gpu_instance_id,
+    free_placements,
+    placement_mask,
+)
 from hwinfo.sim.scenario import (
     FaultSpec,
     GpuSpec,
@@ -419,6 +426,121 @@ class Machine:
         )
         ci.mig_device = dev
         return dev
+
+    def _commit_mig(self, gpu: GpuDevice, instances: tuple[GpuInstance, ...]) -> None:
+        """Make `instances` the GPU's GIs after an NVML create/destroy (lock held).
+
+        Unlike _build_mig, instances that stay keep their handles, as NVML's do; MIG device
+        indices follow ascending GI and CI ids.
+        """
+        instances = tuple(sorted(instances, key=lambda g: g.spec.id))
+        mig = gpu.spec.mig
+        assert mig is not None
+        gpu.spec = dataclasses.replace(
+            gpu.spec,
+            mig=dataclasses.replace(mig, gpu_instances=tuple(gi.spec for gi in instances)),
+        )
+        devices = []
+        for gi in instances:
+            self.gpu_instances[gi.handle] = gi
+            for ci in sorted(gi.compute_instances, key=lambda c: c.spec.id):
+                self.compute_instances[ci.handle] = ci
+                dev = ci.mig_device
+                if dev is None:
+                    dev = self._new_mig_device(gpu, ci, len(devices))
+                    self.devices[dev.handle] = dev
+                dev.index = len(devices)
+                devices.append(dev)
+        gpu.gpu_instances = instances
+        gpu.mig_devices = tuple(devices)
+        self._invalidate(gpu)
+
+    def create_gpu_instance(
+        self, gpu: GpuDevice, profile: GpuInstanceProfile, start: int | None
+    ) -> GpuInstance | None:
+        """NVML's GI create: at `start`, or where the driver puts it; None when it does not fit."""
+        with self._lock:
+            board_slices = profile.board_memory_slices
+            occupied = 0
+            for gi in gpu.gpu_instances:
+                occupied |= placement_mask(gi.spec.start, gi.spec.profile.memory_slices)
+            existing = sum(gi.spec.profile is profile for gi in gpu.gpu_instances)
+            free = free_placements(profile.placement_starts, profile.memory_slices, occupied)
+            table = gpu.spec.board.mig.for_driver(self.driver)  # type: ignore[union-attr]
+            others = [gi.spec.profile for gi in gpu.gpu_instances]
+            if (
+                existing >= profile.instance_count
+                or not free
+                or not table.can_coexist([*others, profile])  # type: ignore[union-attr]
+            ):
+                return None
+            if start is None:
+                start = table.driver_placement(profile, occupied)  # type: ignore[union-attr]
+            if start not in free:
+                return None
+            gi_id = default_gpu_instance_id(start, profile.memory_slices, board_slices)
+            gi = GpuInstance(next(self._ids), gpu, sc.GpuInstanceSpec(gi_id, start, profile, ()))
+            self._commit_mig(gpu, (*gpu.gpu_instances, gi))
+            return gi
+
+    def create_compute_instance(
+        self, gi: GpuInstance, profile: ComputeInstanceProfile, start: int | None
+    ) -> ComputeInstance | None:
+        """NVML's CI create inside a GI; None when it does not fit."""
+        with self._lock:
+            occupied = 0
+            for ci in gi.compute_instances:
+                occupied |= placement_mask(ci.spec.start, ci.spec.profile.slice_count)
+            existing = sum(ci.spec.profile is profile for ci in gi.compute_instances)
+            free = free_placements(profile.placement_starts, profile.slice_count, occupied)
+            if (
+                existing >= profile.instance_count
+                or not free
+                or (start is not None and start not in free)
+            ):
+                return None
+            # Unknown: the driver's choice of placement (the lowest free one here). CI ids are
+            # the lowest unused, as the MIG User Guide's `-cci` examples count 0, 1, 2.
+            used = {ci.spec.id for ci in gi.compute_instances}
+            ci_id = next(i for i in itertools.count() if i not in used)
+            spec = sc.ComputeInstanceSpec(ci_id, free[0] if start is None else start, profile, None)
+            ci = ComputeInstance(next(self._ids), gi, spec)
+            gi.spec = dataclasses.replace(
+                gi.spec, compute_instances=(*gi.spec.compute_instances, spec)
+            )
+            gi.compute_instances = (*gi.compute_instances, ci)
+            self._commit_mig(gi.gpu, gi.gpu.gpu_instances)
+            return ci
+
+    def destroy_gpu_instance(self, gi: GpuInstance) -> bool:
+        """NVML's GI destroy; False (in use) while it has compute instances or processes."""
+        with self._lock:
+            gpu = gi.gpu
+            if gi.compute_instances or any(p.gpu_instance_id == gi.spec.id for p in gpu.processes):
+                return False
+            self.gpu_instances.pop(gi.handle, None)
+            self._commit_mig(gpu, tuple(g for g in gpu.gpu_instances if g is not gi))
+            return True
+
+    def destroy_compute_instance(self, ci: ComputeInstance) -> bool:
+        """NVML's CI destroy; False (in use) while processes run in it."""
+        with self._lock:
+            gi = ci.gpu_instance
+            if any(
+                p.gpu_instance_id == gi.spec.id and p.compute_instance_id == ci.spec.id
+                for p in gi.gpu.processes
+            ):
+                return False
+            self.compute_instances.pop(ci.handle, None)
+            if ci.mig_device is not None:
+                self.devices.pop(ci.mig_device.handle, None)
+            gi.spec = dataclasses.replace(
+                gi.spec,
+                compute_instances=tuple(c for c in gi.spec.compute_instances if c is not ci.spec),
+            )
+            gi.compute_instances = tuple(c for c in gi.compute_instances if c is not ci)
+            self._commit_mig(gi.gpu, gi.gpu.gpu_instances)
+            return True
 
     @staticmethod
     def _invalidate(gpu: GpuDevice) -> None:

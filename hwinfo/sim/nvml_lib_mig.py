@@ -17,6 +17,7 @@ from hwinfo.sim.mig_profiles import (
     GPU_INSTANCE_PROFILE_COUNT,
     ComputeInstanceProfile,
     GpuInstanceProfile,
+    MigTable,
     placement_mask,
     remaining_capacity,
 )
@@ -38,8 +39,9 @@ from hwinfo.sim.scenario import MIG_MIN_DRIVER
 # nvmlComputeInstanceProfileInfo_v2).
 GI_PROFILE_INFO_V2 = 0x02000098
 CI_PROFILE_INFO_V2 = 0x02000088
-# nvmlDeviceGetMaxMigDeviceCount on A100/H100/H200 with MIG on (facts §2).
-MAX_MIG_DEVICES = 7
+# nvml.h return codes of the instance create/destroy calls.
+IN_USE = 19
+INSUFFICIENT_RESOURCES = 23
 # Unknown: the driver that added nvmlDeviceGetGpuInstancePossiblePlacements_v2; R470 exports it.
 PLACEMENTS_V2_SINCE = (470,)
 
@@ -70,12 +72,13 @@ def _attributes(dev: MigDevice) -> Reply:
 
 FIELDS: tuple[Field, ...] = (
     Field("nvmlDeviceGetMigMode", base.multi, lambda m, g: _mig_mode(g), since=MIG_MIN_DRIVER),
-    # nvml.h: zero if MIG is not supported or not enabled.
+    # nvml.h: zero if MIG is not supported or not enabled; 7 on A100/H100/H200 (facts §2),
+    # 4 on A30 and RTX PRO 6000 (MIG User Guide, "Supported GPUs").
     # Unknown: the answer on a MIG device handle (NotSupported here).
     Field(
         "nvmlDeviceGetMaxMigDeviceCount",
         base.scalar,
-        lambda m, g: ok(MAX_MIG_DEVICES if g.mig_enabled else 0),
+        lambda m, g: ok(_table(m, g).max_gpu_instances if g.mig_enabled else 0),
         since=MIG_MIN_DRIVER,
     ),
     Field(
@@ -120,9 +123,16 @@ def _mig_gpu(dev: GpuDevice | MigDevice, need_enabled: bool) -> GpuDevice | int:
     return dev
 
 
-def _profile_by_id(gpu: GpuDevice, profile_id: object) -> GpuInstanceProfile | int:
+def _table(machine: Machine, gpu: GpuDevice) -> MigTable:
+    """The GPU's MIG table as the machine's driver branch reports it."""
     table = gpu.spec.board.mig  # type: ignore[union-attr]  # a MigSpec implies a MIG board
-    profile = table.by_id.get(base.as_int(profile_id))  # type: ignore[union-attr]
+    return table.for_driver(machine.driver)  # type: ignore[union-attr]
+
+
+def _profile_by_id(
+    machine: Machine, gpu: GpuDevice, profile_id: object
+) -> GpuInstanceProfile | int:
+    profile = _table(machine, gpu).by_id.get(base.as_int(profile_id))
     return NOT_SUPPORTED if profile is None else profile
 
 
@@ -157,14 +167,14 @@ def _gi_profile_info(version: int | None, by_id: bool = False) -> base.Impl:
         if version is not None and info.version != version:
             return base.ARGUMENT_VERSION_MISMATCH
         if by_id:
-            profile = _profile_by_id(gpu, key)
+            profile = _profile_by_id(machine, gpu, key)
         else:
             index = base.as_int(key)
             # nvml.h: enumerate indices from 0 until InvalidArgument; known-but-absent
             # profiles (8_SLICE, the GFX and NO_ME kinds here) are NotSupported.
             if index >= GPU_INSTANCE_PROFILE_COUNT:
                 return INVALID_ARGUMENT
-            profile = gpu.spec.board.mig.by_index.get(index, NOT_SUPPORTED)  # type: ignore[union-attr]
+            profile = _table(machine, gpu).by_index.get(index, NOT_SUPPORTED)
         if isinstance(profile, int):
             return profile
         _fill_gi_profile(info, profile, named=version is not None)
@@ -190,15 +200,24 @@ def _remaining(
     gpu = _privileged_gpu(machine, dev, need_enabled=True)
     if isinstance(gpu, int):
         return gpu
-    profile = _profile_by_id(gpu, profile_id)
+    profile = _profile_by_id(machine, gpu, profile_id)
     if isinstance(profile, int):
         return profile
     occupied = 0
     for gi in gpu.gpu_instances:
         occupied |= placement_mask(gi.spec.start, gi.spec.profile.memory_slices)
     existing = sum(gi.spec.profile is profile for gi in gpu.gpu_instances)
-    ref._obj.value = remaining_capacity(  # type: ignore[attr-defined]
-        profile.placement_starts, profile.memory_slices, profile.instance_count, existing, occupied
+    others = [gi.spec.profile for gi in gpu.gpu_instances]
+    ref._obj.value = (  # type: ignore[attr-defined]
+        remaining_capacity(
+            profile.placement_starts,
+            profile.memory_slices,
+            profile.instance_count,
+            existing,
+            occupied,
+        )
+        if _table(machine, gpu).can_coexist([*others, profile])
+        else 0
     )
     return SUCCESS
 
@@ -233,7 +252,7 @@ def _possible_placements(
     gpu = _privileged_gpu(machine, dev, need_enabled=False)
     if isinstance(gpu, int):
         return gpu
-    profile = _profile_by_id(gpu, profile_id)
+    profile = _profile_by_id(machine, gpu, profile_id)
     if isinstance(profile, int):
         return profile
     return _write_placements(placements, count_ref, profile.placement_starts, profile.memory_slices)
@@ -250,7 +269,7 @@ def _gpu_instances(
     gpu = _privileged_gpu(machine, dev, need_enabled=True)
     if isinstance(gpu, int):
         return gpu
-    profile = _profile_by_id(gpu, profile_id)
+    profile = _profile_by_id(machine, gpu, profile_id)
     if isinstance(profile, int):
         return profile
     handles = [gi.handle for gi in gpu.gpu_instances if gi.spec.profile is profile]
@@ -314,13 +333,14 @@ def _gi_info(machine: Machine, gi: GpuInstance, ref: object) -> int:
     return SUCCESS
 
 
-def _ci_profile(gi: GpuInstance, profile_id: object) -> ComputeInstanceProfile | int:
+def _ci_profile(
+    machine: Machine, gi: GpuInstance, profile_id: object
+) -> ComputeInstanceProfile | int:
     """A CI profile the GI offers, by NVML_COMPUTE_INSTANCE_PROFILE_* (= its ID)."""
     index = base.as_int(profile_id)
     if index >= COMPUTE_INSTANCE_PROFILE_COUNT:
         return INVALID_ARGUMENT
-    table = gi.gpu.spec.board.mig  # type: ignore[union-attr]
-    for profile in table.ci_profiles[gi.spec.profile.id]:  # type: ignore[union-attr]
+    for profile in _table(machine, gi.gpu).ci_profiles[gi.spec.profile.id]:
         if profile.index == index:
             return profile
     return NOT_SUPPORTED
@@ -335,7 +355,7 @@ def _ci_profile_info(version: int | None) -> base.Impl:
         # NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED is the only engine profile (COUNT = 1).
         if base.as_int(eng_profile) != 0:
             return INVALID_ARGUMENT
-        profile = _ci_profile(gi, profile_id)
+        profile = _ci_profile(machine, gi, profile_id)
         if isinstance(profile, int):
             return profile
         info = ref._obj  # type: ignore[attr-defined]
@@ -366,7 +386,7 @@ def _privileged_ci_profile(
 ) -> ComputeInstanceProfile | int:
     if not machine.privileged:
         return NO_PERMISSION
-    return _ci_profile(gi, profile_id)
+    return _ci_profile(machine, gi, profile_id)
 
 
 def _ci_remaining(machine: Machine, gi: GpuInstance, profile_id: object, ref: object) -> int:
@@ -428,6 +448,87 @@ def _ci_info(machine: Machine, ci: ComputeInstance, ref: object) -> int:
     return SUCCESS
 
 
+def _placement_arg(placement: object) -> tuple[int, int] | None:
+    """(start, size) of a placement argument: byref(struct), pointer(struct) or the struct."""
+    obj = getattr(placement, "_obj", placement)
+    if isinstance(obj, ctypes._Pointer):
+        obj = obj.contents
+    try:
+        return int(obj.start), int(obj.size)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _create_gpu_instance(with_placement: bool) -> base.Impl:
+    """nvmlDeviceCreateGpuInstance[WithPlacement](device, profileId, [placement,] &gi)."""
+
+    def impl(
+        machine: Machine, dev: GpuDevice | MigDevice, profile_id: object, *rest: object
+    ) -> int:
+        gpu = _privileged_gpu(machine, dev, need_enabled=True)
+        if isinstance(gpu, int):
+            return gpu
+        profile = _profile_by_id(machine, gpu, profile_id)
+        if isinstance(profile, int):
+            return profile
+        start = None
+        if with_placement:
+            placement = _placement_arg(rest[0])
+            if (
+                placement is None
+                or placement[1] != profile.memory_slices
+                or placement[0] not in profile.placement_starts
+            ):
+                return INVALID_ARGUMENT
+            start = placement[0]
+        gi = machine.create_gpu_instance(gpu, profile, start)
+        if gi is None:
+            return INSUFFICIENT_RESOURCES
+        base.write_handle(rest[-1], gi.handle)
+        return SUCCESS
+
+    return impl
+
+
+def _create_compute_instance(with_placement: bool) -> base.Impl:
+    """nvmlGpuInstanceCreateComputeInstance[WithPlacement](gi, profileId, [placement,] &ci)."""
+
+    def impl(machine: Machine, gi: GpuInstance, profile_id: object, *rest: object) -> int:
+        profile = _privileged_ci_profile(machine, gi, profile_id)
+        if isinstance(profile, int):
+            return profile
+        start = None
+        if with_placement:
+            placement = _placement_arg(rest[0])
+            if (
+                placement is None
+                or placement[1] != profile.slice_count
+                or placement[0] not in profile.placement_starts
+            ):
+                return INVALID_ARGUMENT
+            start = placement[0]
+        ci = machine.create_compute_instance(gi, profile, start)
+        if ci is None:
+            return INSUFFICIENT_RESOURCES
+        base.write_handle(rest[-1], ci.handle)
+        return SUCCESS
+
+    return impl
+
+
+def _destroy_gpu_instance(machine: Machine, gi: GpuInstance) -> int:
+    # nvml.h: fails while the GPU instance is in use (compute instances or processes in it).
+    if not machine.privileged:
+        return NO_PERMISSION
+    return SUCCESS if machine.destroy_gpu_instance(gi) else IN_USE
+
+
+def _destroy_compute_instance(machine: Machine, ci: ComputeInstance) -> int:
+    if not machine.privileged:
+        return NO_PERMISSION
+    return SUCCESS if machine.destroy_compute_instance(ci) else IN_USE
+
+
 S = MIG_MIN_DRIVER
 SYMBOLS: tuple[Symbol, ...] = (
     *base.field_symbols(FIELDS),
@@ -469,4 +570,23 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("nvmlGpuInstanceGetComputeInstances", "gpu_instance", _compute_instances, S),
     Symbol("nvmlGpuInstanceGetComputeInstanceById", "gpu_instance", _compute_instance_by_id, S),
     Symbol("nvmlComputeInstanceGetInfo_v2", "compute_instance", _ci_info, S),
+    Symbol("nvmlDeviceCreateGpuInstance", "device", _create_gpu_instance(False), S),
+    # Unknown: the driver that added the WithPlacement calls; taken with PossiblePlacements_v2.
+    Symbol(
+        "nvmlDeviceCreateGpuInstanceWithPlacement",
+        "device",
+        _create_gpu_instance(True),
+        PLACEMENTS_V2_SINCE,
+    ),
+    Symbol("nvmlGpuInstanceDestroy", "gpu_instance", _destroy_gpu_instance, S),
+    Symbol(
+        "nvmlGpuInstanceCreateComputeInstance", "gpu_instance", _create_compute_instance(False), S
+    ),
+    Symbol(
+        "nvmlGpuInstanceCreateComputeInstanceWithPlacement",
+        "gpu_instance",
+        _create_compute_instance(True),
+        PLACEMENTS_V2_SINCE,
+    ),
+    Symbol("nvmlComputeInstanceDestroy", "compute_instance", _destroy_compute_instance, S),
 )

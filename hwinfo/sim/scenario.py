@@ -815,8 +815,14 @@ def parse_mig(
         r.fail(path, f"{what} has no MIG support (give null, or a board that has MIG)")
     if driver < MIG_MIN_DRIVER:
         r.fail(path, f"MIG needs driver {MIG_MIN_DRIVER[0]} or later")
-    table = board.mig
+    # The profiles, and their memory sizes, a driver of this branch reports for the board.
+    table = board.mig.for_driver(driver)
     enabled = r.bool(_join(path, "enabled"), data["enabled"])
+    if enabled and driver < table.min_driver:
+        r.fail(
+            _join(path, "enabled"),
+            f"MIG on board {board.key} needs driver {table.min_driver[0]} or later",
+        )
     pending = r.bool(_join(path, "pending"), data.get("pending", enabled))
     gi_path = _join(path, "gpu_instances")
     items = r.list(gi_path, data.get("gpu_instances", []))
@@ -830,9 +836,11 @@ def parse_mig(
         profile = table.by_name.get(name)
         if profile is None:
             known = ", ".join(pr.name for pr in table.profiles)
+            newer = " on this driver" if name in board.mig.by_name else ""
             r.fail(
                 _join(p, "profile"),
-                f"unknown profile {inputs.shown(name)} for board {board.key} (known: {known})",
+                f"unknown profile {inputs.shown(name)} for board {board.key}{newer} "
+                f"(known: {known})",
             )
         start = gi.get("start")
         if start is not None:
@@ -857,13 +865,23 @@ def parse_mig(
         [(pr.placement_starts, pr.memory_slices, st) for _, _, pr, st in requests]
     )
     if starts is None:
-        r.fail(gi_path, "these GPU instances do not fit on the GPU's 8 memory slices together")
+        r.fail(
+            gi_path,
+            f"these GPU instances do not fit on the GPU's {table.memory_slices} memory slices "
+            "together",
+        )
+    if not table.can_coexist(pr for _, _, pr, _ in requests):
+        r.fail(
+            gi_path,
+            "these GPU instances cannot exist together on this board and driver (more copy or "
+            "media engines than the GPU has, or a profile pair the driver refuses)",
+        )
     instances = []
     ids: dict[int, str] = {}
     for (p, gi, profile, _), start in zip(requests, starts):
         gid = gi.get("id")
         gid = (
-            default_gpu_instance_id(start, profile.memory_slices)
+            default_gpu_instance_id(start, profile.memory_slices, table.memory_slices)
             if gid is None
             else r.int(_join(p, "id"), gid)
         )

@@ -18,6 +18,7 @@ from hwinfo.sim.scenario import GpuSpec
 SCENARIO_DIR = Path(hwinfo.sim.__path__[0]) / "scenarios"
 NAMES = sorted(p.stem for p in SCENARIO_DIR.glob("*.json"))
 EXPECTED = {
+    "blackwell-mig",
     "cloud-t4",
     "dgx-a100-mig",
     "dgx-h100",

@@ -416,7 +416,11 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
     ("product", "device", "message"),
     [
         ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
-        ("NVIDIA A30", _mig_device(1, 0, 14, 5952), "no catalogue board with MIG profiles"),
+        (
+            "NVIDIA B300 SXM6 AC",
+            _mig_device(1, 0, 14, 5952),
+            "no catalogue board with MIG profiles",
+        ),
         ("NVIDIA A100-SXM4-80GB", _mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
         (
             "NVIDIA A100-SXM4-80GB",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
+from conftest import CAPTURES, require
 
 from hwinfo.sim import mig_profiles as mp
 from hwinfo.sim.boards import BOARDS
@@ -165,3 +168,220 @@ def test_hopper_double_memory_1g_uses_ci_profile_rev1() -> None:
     assert (ci.index, ci.multiprocessor_count, ci.name) == (7, 26, "1g.20gb")
     (a100_ci,) = table("A100-SXM4-80GB").ci_profiles[15]
     assert a100_ci.index == 0
+
+
+# --- every MIG board of the catalogue --------------------------------------------------------
+
+MIG_BOARDS = sorted(key for key, board in BOARDS.items() if board.mig is not None)
+
+
+def _layouts(t: mp.MigTable) -> list[list[tuple[mp.GpuInstanceProfile, int]]]:
+    """Every set of GPU instances that fits together on the board (instance counts honoured)."""
+    out: list[list[tuple[mp.GpuInstanceProfile, int]]] = []
+
+    def grow(chosen: list[tuple[mp.GpuInstanceProfile, int]], occupied: int, first: int) -> None:
+        out.append(chosen)
+        options = [(p, st) for p in t.profiles for st in p.placement_starts]
+        for n, (p, st) in enumerate(options[first:], first):
+            mask = mp.placement_mask(st, p.memory_slices)
+            if mask & occupied or sum(q is p for q, _ in chosen) >= p.instance_count:
+                continue
+            if not t.can_coexist([*(q for q, _ in chosen), p]):
+                continue
+            grow([*chosen, (p, st)], occupied | mask, n + 1)
+
+    grow([], 0, 0)
+    return out
+
+
+@pytest.mark.parametrize("board", MIG_BOARDS)
+def test_table_invariants(board: str) -> None:
+    b = BOARDS[board]
+    t = table(board)
+    slices = t.memory_slices
+    compute_slices = 7 if slices == 8 else 4
+    assert slices in (4, 8) and t.max_gpu_instances == compute_slices
+    for field in ("id", "index", "name"):
+        values = [getattr(p, field) for p in t.profiles]
+        assert len(values) == len(set(values)), field
+    for p in t.profiles:
+        assert 0 <= p.index < mp.GPU_INSTANCE_PROFILE_COUNT
+        assert p.name.startswith(f"{p.slice_count}g.") and p.board_memory_slices == slices
+        assert p.placement_starts and all(
+            0 <= st and st + p.memory_slices <= slices for st in p.placement_starts
+        )
+        assert 1 <= p.instance_count <= len(p.placement_starts)
+        assert p.slice_count <= p.memory_slices or p.slice_count == compute_slices
+        assert 0 < p.memory_mib <= int(b.defaults["memory_total_mib"])  # type: ignore[call-overload]
+        assert 0 < p.multiprocessor_count <= (b.multiprocessor_count or 0)
+        # More memory slices never means less memory.
+        for q in t.profiles:
+            if q.memory_slices > p.memory_slices:
+                assert q.memory_mib > p.memory_mib, (p.name, q.name)
+        for ci in t.ci_profiles[p.id]:
+            assert ci.multiprocessor_count <= p.multiprocessor_count
+            assert ci.instance_count * ci.slice_count <= p.slice_count
+            assert all(st + ci.slice_count <= p.slice_count for st in ci.placement_starts)
+        whole = [ci for ci in t.ci_profiles[p.id] if ci.slice_count == p.slice_count]
+        assert [ci.name for ci in whole] == [p.name]
+        assert whole[0].multiprocessor_count == p.multiprocessor_count
+        # The most compute instances a GI holds never use more SMs than the GI has.
+        smallest = t.ci_profiles[p.id][0]
+        assert smallest.instance_count * smallest.multiprocessor_count <= p.multiprocessor_count
+    layouts = _layouts(t)
+    assert max(len(layout) for layout in layouts) == compute_slices
+    for layout in layouts:
+        assert sum(p.slice_count for p, _ in layout) <= compute_slices
+        assert sum(p.multiprocessor_count for p, _ in layout) <= (b.multiprocessor_count or 0)
+        assert sum(p.memory_mib for p, _ in layout) <= int(b.defaults["memory_total_mib"])  # type: ignore[call-overload]
+
+
+def test_four_slice_boards_number_their_instances_in_four() -> None:
+    a30 = table("A30")
+    # Real A30 `-lgip`: 5.81 / 11.69 / 23.44 GiB; 14 SMs a slice; 1g.6gb has one decoder.
+    assert [(p.memory_mib, p.multiprocessor_count, p.decoder_count) for p in a30.profiles] == [
+        (5952, 14, 1),
+        (5952, 14, 1),
+        (11968, 28, 2),
+        (11968, 28, 2),
+        (24000, 56, 4),
+    ]
+    assert {p.name: (p.id, p.index, p.memory_slices) for p in a30.profiles} == {
+        "1g.6gb": (14, 0x0, 1),
+        "1g.6gb+me": (21, 0x7, 1),
+        "2g.12gb": (5, 0x1, 2),
+        "2g.12gb+me": (6, 0x8, 2),
+        "4g.24gb": (0, 0x3, 4),
+    }
+    assert [mp.default_gpu_instance_id(st, 1, 4) for st in range(4)] == [3, 4, 5, 6]
+    assert [mp.default_gpu_instance_id(st, 2, 4) for st in (0, 2)] == [1, 2]
+    assert [c.name for c in a30.ci_profiles[0]] == ["1c.4g.24gb", "2c.4g.24gb", "4g.24gb"]
+    assert a30.by_name["2g.12gb+me"].bar1_fraction == 0.5
+    # One OFA and one JPEG engine: a single instance with media extensions at a time.
+    me1, me2, plain = (a30.by_name[n] for n in ("1g.6gb+me", "2g.12gb+me", "1g.6gb"))
+    assert a30.can_coexist([me2, plain, plain]) and not a30.can_coexist([me1, me2])
+
+
+def test_blackwell_graphics_and_media_profiles() -> None:
+    rtx = table("RTX-PRO-6000-BLACKWELL-SERVER")
+    # cubecos #312 / GKE #564 `-lgip`: IDs 14, 21, 47, 65; 46 SMs; +me.all has 4 decoders.
+    ids = {p.name: p.id for p in rtx.profiles}
+    assert (ids["1g.24gb"], ids["1g.24gb+me"], ids["1g.24gb+gfx"], ids["1g.24gb+me.all"]) == (
+        14,
+        21,
+        47,
+        65,
+    )
+    gfx = rtx.by_name["1g.24gb+gfx"]
+    assert (gfx.index, gfx.instance_count, gfx.multiprocessor_count) == (0xA, 4, 46)
+    # MIG User Guide table 11: NVDEC / NVENC / JPEG / OFA and copy engines of every row.
+    engines = {
+        p.name: (
+            p.decoder_count,
+            p.encoder_count,
+            p.jpeg_count,
+            p.ofa_count,
+            p.copy_engine_count,
+            p.instance_count,
+        )
+        for p in rtx.profiles
+    }
+    assert engines == {
+        "1g.24gb": (1, 1, 1, 0, 1, 4),
+        "1g.24gb+me": (1, 1, 1, 1, 1, 1),
+        "1g.24gb+gfx": (1, 1, 1, 0, 1, 4),
+        "1g.24gb+me.all": (4, 4, 4, 1, 1, 1),
+        "1g.24gb-me": (0, 0, 0, 0, 1, 4),
+        "2g.48gb": (2, 2, 2, 0, 2, 2),
+        "2g.48gb+gfx": (2, 2, 2, 0, 2, 2),
+        "2g.48gb+me.all": (4, 4, 4, 1, 2, 1),
+        "2g.48gb-me": (0, 0, 0, 0, 2, 2),
+        "4g.96gb": (4, 4, 4, 1, 4, 1),
+        "4g.96gb+gfx": (4, 4, 4, 1, 4, 1),
+    }
+    assert {p.index for p in rtx.profiles} >= {0xA, 0xB, 0xC, 0xD, 0xE, 0xF, 0x10}
+    # All media engines in one instance leave the others none: they pair with -me ones.
+    all_me, no_me = rtx.by_name["1g.24gb+me.all"], rtx.by_name["1g.24gb-me"]
+    assert rtx.can_coexist([all_me, no_me, no_me, no_me])
+    assert not rtx.can_coexist([all_me, rtx.by_name["1g.24gb"]])
+
+
+@pytest.mark.parametrize(
+    ("board", "rows"),
+    [
+        # gpu-operator #1351 `-lgip` (GiB x 1024) and #2155's MIG devices (20992, 45312 MiB).
+        ("B200", {19: (20992, 18, 2, 1), 15: (45312, 30, 2, 1), 14: (45312, 36, 4, 2)}),
+        # mig-parted #227 `-lgip` of a production GB200.
+        ("GB200", {19: (22528, 18, 2, 1), 15: (46592, 32, 2, 1), 14: (46592, 38, 4, 2)}),
+        # mig-parted #139 `-lgip`.
+        ("GH200-144GB", {19: (17920, 16, 1, 1), 15: (36096, 26, 1, 1), 14: (36096, 32, 2, 2)}),
+        # mig-parted #120 `-lgip`.
+        ("H200-SXM-141GB", {9: (71168, 60, 3, 3), 0: (143104, 132, 8, 7)}),
+    ],
+)
+def test_rows_as_real_listings_show_them(
+    board: str, rows: dict[int, tuple[int, int, int, int]]
+) -> None:
+    t = table(board)
+    for pid, row in rows.items():
+        p = t.by_id[pid]
+        assert (p.memory_mib, p.multiprocessor_count, p.copy_engine_count, p.decoder_count) == row
+
+
+def test_driver_branches_change_profiles_and_sizes() -> None:
+    a100 = table("A100-SXM4-40GB")
+    assert a100.for_driver((590, 48, 1)) is a100  # today's sizes: the variant is the table
+    r470 = a100.for_driver((470, 57, 2))
+    assert r470 is a100.for_driver((470, 256))  # one object per branch: identity holds
+    assert 15 not in r470.by_id and 20 in r470.by_id  # no 1g.10gb yet; 1g.5gb+me since R470
+    assert (r470.by_id[14].memory_mib, r470.by_id[9].memory_mib) == (9984, 20096)
+    assert 20 not in a100.for_driver((460, 91, 3)).by_id
+    a30 = table("A30")
+    assert 6 not in a30.for_driver((515, 86)).by_id and 6 in a30.for_driver((525, 60)).by_id
+    # A30 `-lgip` listings: 4g.24gb at 23.50 GiB without 2g.12gb+me, 23.44 GiB with it.
+    assert a30.for_driver((515, 86)).by_id[0].memory_mib == 24064
+    assert a30.by_id[0].memory_mib == 24000
+
+
+def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
+    """shared/captures A100-SXM4-40GB (510.47.03, two 3g.20gb): what the table says for R510."""
+    path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
+    require(path.is_file(), f"{path} is missing (shared captures)")
+    root = ET.parse(path).getroot()
+    driver = tuple(int(n) for n in root.findtext("driver_version", "").split("."))
+    (gpu,) = root.findall("gpu")
+    t = table("A100-SXM4-40GB").for_driver(driver)
+    devices = gpu.findall("mig_devices/mig_device")
+    assert len(devices) == 2
+    for dev in devices:
+        shared = dev.find("device_attributes/shared")
+        assert shared is not None
+        seen = tuple(
+            int(shared.findtext(tag, "-1"))
+            for tag in (
+                "multiprocessor_count",
+                "copy_engine_count",
+                "encoder_count",
+                "decoder_count",
+                "ofa_count",
+                "jpg_count",
+            )
+        )
+        memory = int(dev.findtext("fb_memory_usage/total", "").split()[0])
+        gi_id = int(dev.findtext("gpu_instance_id", ""))
+        (profile,) = [
+            p
+            for p in t.profiles
+            if (
+                p.multiprocessor_count,
+                p.copy_engine_count,
+                p.encoder_count,
+                p.decoder_count,
+                p.ofa_count,
+                p.jpeg_count,
+            )
+            == seen
+            and p.memory_mib == memory
+        ]
+        assert profile.name == "3g.20gb"
+        assert gi_id in [mp.default_gpu_instance_id(st, 4) for st in profile.placement_starts]

@@ -90,7 +90,11 @@ def test_every_board_loads_with_defaults(key: str) -> None:
 
 def test_board_catalogue_names() -> None:
     assert set(BOARDS) == {
-        "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-NVL", "H200-SXM-141GB",
+        "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "A30",
+        "H100-SXM5-80GB", "H100-PCIE", "H100-NVL", "H800-SXM5-80GB", "H800-PCIE", "H800-NVL",
+        "H20", "GH200-96GB", "GH200-144GB", "H200-SXM-141GB", "H200-NVL", "B200", "GB200",
+        "RTX-PRO-6000-BLACKWELL-SERVER", "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        "RTX-PRO-6000-BLACKWELL-MAX-Q", "RTX-PRO-5000-BLACKWELL",
         "RTX-4090", "RTX-3090", "RTX-A5000", "T4", "GRID-P4-1Q",
     }  # fmt: skip
     assert BOARDS["H100-SXM5-80GB"].defaults["name"] == "NVIDIA H100 80GB HBM3"
@@ -431,10 +435,10 @@ def test_format_is_required_and_checked() -> None:
 
 
 def test_file_errors_name_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path, {"format": 1, "gpus": [{"board": "B200"}]})
+    path = write(tmp_path, {"format": 1, "gpus": [{"board": "B300"}]})
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(info.value).startswith(f"scenario {path}: gpus[0].board: unknown value 'B200'")
+    assert str(info.value).startswith(f"scenario {path}: gpus[0].board: unknown value 'B300'")
 
 
 def test_input_is_not_modified() -> None:
