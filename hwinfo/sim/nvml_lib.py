@@ -6,6 +6,10 @@ Each attribute is a plain function (pynvml may set `.restype` on it) that takes 
 arguments, fills the outputs through them and returns an NVML return code. A function the
 scenario's driver does not export is simply absent, so pynvml raises FunctionNotFound.
 
+The library exports what the real one of the scenario's driver branch exports
+(nvml_symbols.py). A function the simulator does not implement answers NotSupported, the
+answer real NVML gives for a feature the machine lacks, after the same gate as the others.
+
 Every call passes the same gate before its implementation: NVML initialised, handle valid,
 scenario faults (delay, error), GPU not lost. The area modules (device, mig, processes,
 events) hold the implementations.
@@ -24,12 +28,14 @@ from hwinfo.sim.nvml_lib_base import (
     GPU_IS_LOST,
     INVALID_ARGUMENT,
     LIBRARY_NOT_FOUND,
+    NOT_SUPPORTED,
     SUCCESS,
     UNINITIALIZED,
     Symbol,
     as_int,
     write_handle,
 )
+from hwinfo.sim.nvml_symbols import SINCE, exported
 
 # nvmlErrorString texts. Codes pynvml knows carry pynvml's copies of NVML's own strings.
 # Unknown: the texts from 19 on (except 20 and 999) come from a third-party NVML stand-in and
@@ -114,6 +120,8 @@ def _core_symbols() -> tuple[Symbol, ...]:
         Symbol("nvmlInitWithFlags", "raw", init),
         Symbol("nvmlShutdown", "raw", shutdown),
         Symbol("nvmlErrorString", "raw", error_string),  # type: ignore[arg-type]
+        # The unversioned form counts devices the caller may not use too; no scenario has any.
+        Symbol("nvmlDeviceGetCount", "raw", count),
         Symbol("nvmlDeviceGetCount_v2", "raw", count),
     )
 
@@ -127,10 +135,55 @@ SYMBOLS: tuple[Symbol, ...] = (
 )
 
 
+IMPLEMENTED: dict[str, Symbol] = {s.name: s for s in SYMBOLS}
+
+# Functions taking no handle although their names start with nvmlDevice, and functions
+# taking a device handle although theirs do not (nvml.h).
+_NO_HANDLE = frozenset(
+    {
+        "nvmlDeviceDiscoverGpus",
+        "nvmlDeviceGetHandleBySerial",
+        "nvmlDeviceGetHandleByUUIDV",
+        "nvmlDeviceGetHandles",
+        "nvmlDeviceModifyDrainState",
+        "nvmlDeviceQueryDrainState",
+        "nvmlDeviceRemoveGpu",
+        "nvmlDeviceRemoveGpu_v2",
+    }
+)
+_DEVICE_HANDLE = frozenset(
+    {
+        "nvmlGpmMigSampleGet",
+        "nvmlGpmQueryDeviceSupport",
+        "nvmlGpmQueryIfStreamingEnabled",
+        "nvmlGpmSampleGet",
+        "nvmlGpmSetStreamingEnabled",
+        "nvmlVgpuTypeGetMaxInstances",
+    }
+)
+_HANDLE_PREFIXES = (
+    ("nvmlDevice", "device"),
+    ("nvmlGpuInstance", "gpu_instance"),
+    ("nvmlComputeInstance", "compute_instance"),
+)
+
+
+def _not_supported(machine: Machine, *args: object) -> int:
+    return NOT_SUPPORTED
+
+
+def unimplemented(name: str) -> Symbol:
+    """An exported function the simulator does not implement: gate, then NotSupported."""
+    target = "device" if name in _DEVICE_HANDLE else "system"
+    if name not in _NO_HANDLE:
+        target = next((t for prefix, t in _HANDLE_PREFIXES if name.startswith(prefix)), target)
+    return Symbol(name, target, _not_supported)
+
+
 @cache
 def known_fault_calls() -> frozenset[str]:
-    """Every name a scenario fault may give in `call`."""
-    return frozenset(fault_name(s.name) for s in SYMBOLS)
+    """Every name a scenario fault may give in `call`: any NVML function."""
+    return frozenset(fault_name(name) for name in (*SINCE, *IMPLEMENTED))
 
 
 def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
@@ -202,9 +255,8 @@ class FakeLib:
 
     def __init__(self, machine: Machine) -> None:
         self._machine = machine
-        for sym in SYMBOLS:
-            if machine.driver >= sym.since:
-                setattr(self, sym.name, _bind(machine, sym))
+        for name in exported(machine.driver):
+            setattr(self, name, _bind(machine, IMPLEMENTED.get(name) or unimplemented(name)))
 
     @property
     def machine(self) -> Machine:

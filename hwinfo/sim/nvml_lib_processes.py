@@ -28,9 +28,6 @@ from hwinfo.sim.nvml_lib_base import (
 MIB = 1 << 20
 # NVML_VALUE_NOT_AVAILABLE as unsigned long long: pynvml turns it into None.
 NOT_AVAILABLE = 2**64 - 1
-# facts §4 (gpustat's driver mocks): _v2 from 450.66, _v3 from 510.39.01.
-V2_SINCE = (450, 66)
-V3_SINCE = (510, 39)
 _COMPUTE = ("compute", "compute+graphics")
 _GRAPHICS = ("graphics", "compute+graphics")
 
@@ -160,30 +157,26 @@ SYMBOLS: tuple[Symbol, ...] = (
         "nvmlDeviceGetComputeRunningProcesses_v2",
         "device",
         _running("compute", ProcessInfoV2),
-        V2_SINCE,
     ),
     Symbol(
         "nvmlDeviceGetComputeRunningProcesses_v3",
         "device",
         _running("compute", ProcessInfoV2),
-        V3_SINCE,
     ),
     Symbol("nvmlDeviceGetGraphicsRunningProcesses", "device", _running("graphics", ProcessInfoV1)),
     Symbol(
         "nvmlDeviceGetGraphicsRunningProcesses_v2",
         "device",
         _running("graphics", ProcessInfoV2),
-        V2_SINCE,
     ),
     Symbol(
         "nvmlDeviceGetGraphicsRunningProcesses_v3",
         "device",
         _running("graphics", ProcessInfoV2),
-        V3_SINCE,
     ),
     Symbol("nvmlDeviceGetMPSComputeRunningProcesses", "device", _mps),
-    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", "device", _mps, V2_SINCE),
-    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps, V3_SINCE),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", "device", _mps),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps),
     Symbol("nvmlDeviceGetProcessUtilization", "device", _process_utilization),
     Symbol("nvmlSystemGetProcessName", "system", _process_name),
 )

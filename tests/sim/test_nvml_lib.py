@@ -11,6 +11,7 @@ The fixture machine (fixtures/mig-a100-40gb.json):
 from __future__ import annotations
 
 import ctypes
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -107,9 +108,11 @@ def test_error_strings_and_missing_symbols(simulate: Simulate) -> None:
     assert str(N.NVMLError(N.NVML_ERROR_NO_DATA)) == "No data"  # pynvml asks the library
     assert N.nvmlErrorString(12345) == "Unknown Error"
     (gpu, _) = handles()
+    with pytest.raises(N.NVMLError_NotSupported):
+        N.nvmlDeviceGetBrand(gpu)  # exported by every driver but not simulated
     with pytest.raises(N.NVMLError_FunctionNotFound):
-        N.nvmlDeviceGetBrand(gpu)  # not simulated: a missing symbol, as on an old driver
-    assert not hasattr(N.nvmlLib, "nvmlDeviceGetBrand")
+        N.nvmlDeviceGetTemperatureV(gpu, N.NVML_TEMPERATURE_GPU)  # R570 on: not this driver's
+    assert not hasattr(N.nvmlLib, "nvmlDeviceGetTemperatureV")
 
 
 def test_init_error_then_recovery(simulate: Simulate) -> None:
@@ -375,11 +378,11 @@ def test_cpu_affinity_and_numa(simulate: Simulate) -> None:
     assert N.nvmlDeviceGetNumaNodeId(gpu1) == 1
 
 
-def test_temperature_v_exists_from_r555(simulate: Simulate) -> None:
-    simulate({"driver": {"version": "550.54.15"}, "gpus": [A100_40]})
+def test_temperature_v_exists_from_r570(simulate: Simulate) -> None:
+    simulate({"driver": {"version": "560.35.03"}, "gpus": [A100_40]})
     with pytest.raises(N.NVMLError_FunctionNotFound):
         N.nvmlDeviceGetTemperatureV(handles()[0], N.NVML_TEMPERATURE_GPU)
-    simulate({"driver": {"version": "560.35.03"}, "gpus": [A100_40]})
+    simulate({"driver": {"version": "570.124.06"}, "gpus": [A100_40]})
     assert N.nvmlDeviceGetTemperatureV(handles()[0], N.NVML_TEMPERATURE_GPU) == 36
 
 
@@ -707,12 +710,15 @@ def test_gpu_instance_profile_info(simulate: Simulate) -> None:
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu0, N.NVML_GPU_INSTANCE_PROFILE_COUNT)
     v1 = N.nvmlDeviceGetGpuInstanceProfileInfo(gpu0, N.NVML_GPU_INSTANCE_PROFILE_7_SLICE, version=1)
     assert (v1.id, v1.multiprocessorCount, v1.copyEngineCount, v1.isP2pSupported) == (0, 98, 7, 0)
-    assert N.nvmlDeviceGetGpuInstanceProfileInfoById(gpu0, 9).name == "MIG 3g.20gb"
+    with pytest.raises(N.NVMLError_FunctionNotFound):
+        N.nvmlDeviceGetGpuInstanceProfileInfoById(gpu0, 9)  # R580 on (nvml.h of CUDA 13.0)
     with pytest.raises(N.NVMLError_NotSupported):
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu1, 0)  # MIG not enabled on this GPU
     assert (
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu1, 0, version=1).id == 19
     )  # v1 only needs MIG support
+    simulate({**json.loads(FIXTURE.read_text()), "driver": {"version": "580.65.06"}})
+    assert N.nvmlDeviceGetGpuInstanceProfileInfoById(handles()[0], 9).name == "MIG 3g.20gb"
 
 
 def test_gpu_instances_info_and_placements(simulate: Simulate) -> None:
