@@ -90,6 +90,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
     """Init, shutdown, error strings and the device count: calls with their own gating."""
 
     def init(machine: Machine, *flags: object) -> int:
+        machine.catch_up()
         faults = machine.active_faults.get("nvmlInit")
         if faults and (rc := machine.apply_faults(faults, -1)):
             return rc
@@ -107,7 +108,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
     def count(machine: Machine, ref: object) -> int:
         if not machine.initialized:
             return UNINITIALIZED
-        machine.tick()  # one sample per enumeration (docs/scenario-format.md "Samples")
+        machine.catch_up()
         faults = machine.active_faults.get("nvmlDeviceGetCount")
         if faults and (rc := machine.apply_faults(faults, -1)):
             return rc
@@ -197,6 +198,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
         def system(*args: object) -> int:
             if not m.initialized:
                 return UNINITIALIZED
+            m.catch_up()
             faults = m.active_faults.get(call)
             if faults and (rc := m.apply_faults(faults, -1)):
                 return rc
@@ -209,6 +211,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
         def lookup(*args: object) -> int:
             if not m.initialized:
                 return UNINITIALIZED
+            m.catch_up()
             *keys, ref = args
             found = impl(m, *keys)
             if found.__class__ is int:
@@ -233,6 +236,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
     def on_handle(handle: object, *args: object) -> int:
         if not m.initialized:
             return UNINITIALIZED
+        m.catch_up()
         try:  # handle_value(), inlined: this runs on every call
             obj = registry.get(addressof(handle.contents))  # type: ignore[attr-defined]
         except (ValueError, AttributeError, TypeError):

@@ -457,7 +457,7 @@ def _energy(machine: Machine, dev: GpuDevice | MigDevice, ref: object) -> int:
     """nvmlDeviceGetTotalEnergyConsumption: mJ, growing with power draw x wall time."""
     if isinstance(dev, MigDevice) or dev.spec.energy_j is None:
         return NOT_SUPPORTED
-    ref._obj.value = dev.energy_now_mj()  # type: ignore[attr-defined]
+    ref._obj.value = machine.energy_now_mj(dev)  # type: ignore[attr-defined]
     return SUCCESS
 
 

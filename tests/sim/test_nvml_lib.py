@@ -3,9 +3,9 @@
 The fixture machine (fixtures/mig-a100-40gb.json):
   GPU 0, A100-SXM4-40GB, MIG on: GI 1 = 3g.20gb at slot 0 split into CI 0 (2 slices) and CI 1
   (1 slice); GI 5 = 2g.10gb at slot 4; GI 13 = 1g.5gb at slot 6; pids 100/101 in GI 1,
-  102 (memory unknown, not visible) in GI 5, 103 in GI 13; an XID 31 in GI 5 at sample 3.
+  102 (memory unknown, not visible) in GI 5, 103 in GI 13; an XID 31 in GI 5 after 3 samples.
   GPU 1, A100-SXM4-40GB, MIG off (pending on): pids 200 (compute), 201 (compute+graphics),
-  202 (graphics, memory unknown); an XID 13 at sample 2.
+  202 (graphics, memory unknown); an XID 13 after 2 samples.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 
 import hwinfo.sim
 from hwinfo.sim import Machine, load_scenario
+from hwinfo.sim.machine import SAMPLE_SECONDS
 from hwinfo.sim.nvml_lib_processes import ProcessInfoV1
 from hwinfo.sim.scenario import parse_scenario
 
@@ -359,16 +360,16 @@ def test_board_less_gpu_answers_not_supported(simulate: Simulate) -> None:
             call(gpu, *args)
 
 
-def test_energy_grows_with_power_draw(simulate: Simulate) -> None:
-    simulate({"gpus": [{**A100_40, "energy_j": 1000, "power_draw_w": 100}]})
+def test_energy_counts_from_the_driver_load(simulate: Simulate) -> None:
+    machine = simulate({"gpus": [{**A100_40, "energy_j": 1000, "power_draw_w": 100}]})
     gpu = N.nvmlDeviceGetHandleByIndex(0)
-    assert (
-        N.nvmlDeviceGetTotalEnergyConsumption(gpu) == 1_000_000
-    )  # before sample 1: the start value
-    N.nvmlDeviceGetCount()
+    start = N.nvmlDeviceGetTotalEnergyConsumption(gpu)
+    assert 1_000_000 <= start <= 1_000_000 + 100_000  # the load's value; 100 W for < 1 s
+    machine.advance(10)
+    grown = N.nvmlDeviceGetTotalEnergyConsumption(gpu) - start
+    assert 1_000_000 <= grown <= 1_000_000 + 100_000  # 100 W x 10 s, in mJ
     time.sleep(0.1)
-    grown = N.nvmlDeviceGetTotalEnergyConsumption(gpu) - 1_000_000
-    assert 9_000 <= grown <= 40_000  # 100 W x ~0.1 s, in mJ
+    assert N.nvmlDeviceGetTotalEnergyConsumption(gpu) - start >= grown + 9_000  # and wall time
 
 
 def test_cpu_affinity_and_numa(simulate: Simulate) -> None:
@@ -824,16 +825,17 @@ def test_fault_window_counts_samples(simulate: Simulate) -> None:
         "after_samples": 2,
         "for_samples": 1,
     }
-    simulate({"faults": [fault], "gpus": [A100_40, A100_40]})
+    machine = simulate({"faults": [fault], "gpus": [A100_40, A100_40]})
+    gpu0, gpu1 = handles()
     results = []
-    for _ in range(4):
-        gpu0, gpu1 = handles()  # one sample each
+    for _ in range(4):  # samples 1 to 4: the fault covers sample 3
         try:
             N.nvmlDeviceGetPowerUsage(gpu0)
             results.append("ok")
         except N.NVMLError_Unknown:
             results.append("Unknown")
         N.nvmlDeviceGetPowerUsage(gpu1)  # the other GPU is never affected
+        machine.advance(SAMPLE_SECONDS)
     assert results == ["ok", "ok", "Unknown", "ok"]
 
 
@@ -914,7 +916,17 @@ def test_lost_gpu_while_others_work(simulate: Simulate) -> None:
             states.append("ok")
         except N.NVMLError_GpuIsLost:
             states.append("lost")
+        machine.advance(SAMPLE_SECONDS)
     assert states == ["ok", "lost", "lost", "ok"]
+
+
+def test_scenario_time_follows_the_clock_whatever_the_client_calls(simulate: Simulate) -> None:
+    simulate({"gpus": [A100_40, {**A100_40, "lost": {"after_samples": 1}}]})
+    (_, gpu1) = handles()
+    assert N.nvmlDeviceGetTemperature(gpu1, 0) == 36
+    time.sleep(SAMPLE_SECONDS + 0.1)  # no enumeration meanwhile
+    with pytest.raises(N.NVMLError_GpuIsLost):
+        N.nvmlDeviceGetTemperature(gpu1, 0)
 
 
 def test_mig_devices_of_a_lost_gpu(simulate: Simulate) -> None:
@@ -931,14 +943,14 @@ def test_mig_devices_of_a_lost_gpu(simulate: Simulate) -> None:
 
 
 def test_xid_events_by_sample(simulate: Simulate) -> None:
-    simulate()
-    gpu0, gpu1 = [N.nvmlDeviceGetHandleByIndex(i) for i in range(2)]  # no sample yet
+    machine = simulate()
+    gpu0, gpu1 = [N.nvmlDeviceGetHandleByIndex(i) for i in range(2)]
     events = N.nvmlEventSetCreate()
     for gpu in (gpu0, gpu1):
         N.nvmlDeviceRegisterEvents(gpu, N.nvmlEventTypeXidCriticalError, events)
     seen = []
-    for _ in range(3):
-        N.nvmlDeviceGetCount()
+    for _ in range(3):  # to samples 2, 3 and 4: after 1, 2 and 3 samples
+        machine.advance(SAMPLE_SECONDS)
         try:
             data = N.nvmlEventSetWait(events, 0)
         except N.NVMLError_Timeout:

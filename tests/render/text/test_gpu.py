@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pynvml
 import pytest
 
 from hwinfo import sim
@@ -8,13 +9,15 @@ from hwinfo.collect.sources import scenario_owners
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.render.text.gpu import render_gpus
 from hwinfo.render.text.style import Style
+from hwinfo.sim.machine import SAMPLE_SECONDS
 
 
 def _system(name: str, samples: int = 1) -> GpuSystem:
     collector = GpuCollector(scenario_owners(name))
     try:
-        for _ in range(samples):
+        for _ in range(samples):  # one collection in each sample of scenario time
             system = collector.collect()
+            pynvml.nvmlLib.machine.advance(SAMPLE_SECONDS)
         return system
     finally:
         collector.close()
