@@ -22,7 +22,13 @@ from collections.abc import Callable
 from ctypes import addressof
 from functools import cache
 
-from hwinfo.sim import nvml_lib_device, nvml_lib_events, nvml_lib_mig, nvml_lib_processes
+from hwinfo.sim import (
+    nvml_lib_device,
+    nvml_lib_events,
+    nvml_lib_fields,
+    nvml_lib_mig,
+    nvml_lib_processes,
+)
 from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     GPU_IS_LOST,
@@ -130,6 +136,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
 SYMBOLS: tuple[Symbol, ...] = (
     *_core_symbols(),
     *nvml_lib_device.SYMBOLS,
+    *nvml_lib_fields.SYMBOLS,
     *nvml_lib_mig.SYMBOLS,
     *nvml_lib_processes.SYMBOLS,
     *nvml_lib_events.SYMBOLS,

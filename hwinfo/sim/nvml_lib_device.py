@@ -513,30 +513,6 @@ def _retired_pages(
     return SUCCESS
 
 
-class _FieldValue(ctypes.Structure):
-    """nvmlFieldValue_t (nvml.h), as the C library writes it."""
-
-    _fields_ = (
-        ("fieldId", ctypes.c_uint32),
-        ("scopeId", ctypes.c_uint32),
-        ("timestamp", ctypes.c_int64),
-        ("latencyUsec", ctypes.c_int64),
-        ("valueType", ctypes.c_uint),
-        ("nvmlReturn", ctypes.c_uint),
-        ("value", ctypes.c_ulonglong),
-    )
-
-
-def _field_values(
-    machine: Machine, dev: GpuDevice | MigDevice, count: object, values: object
-) -> int:
-    """nvmlDeviceGetFieldValues: the call succeeds, each field carries its own return code."""
-    # Unknown: field values are not simulated; every field answers NotSupported.
-    for value in (_FieldValue * base.as_int(count)).from_address(base.address(values)):
-        value.nvmlReturn = NOT_SUPPORTED
-    return SUCCESS
-
-
 def _system_string(value: Callable[[Machine], str]) -> Impl:
     def impl(machine: Machine, buf: object, length: object) -> int:
         return base.put_string(buf, length, value(machine).encode())
@@ -603,7 +579,6 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("nvmlDeviceGetCpuAffinity", "device", _cpu_affinity),
     Symbol("nvmlDeviceGetRetiredPages", "device", _retired_pages),
     Symbol("nvmlDeviceGetRetiredPages_v2", "device", _retired_pages),
-    Symbol("nvmlDeviceGetFieldValues", "device", _field_values),
     Symbol(
         "nvmlSystemGetDriverVersion", "system", _system_string(lambda m: m.scenario.driver.version)
     ),

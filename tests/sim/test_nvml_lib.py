@@ -387,12 +387,6 @@ def test_temperature_v_exists_from_r570(simulate: Simulate) -> None:
     assert N.nvmlDeviceGetTemperatureV(handles()[0], N.NVML_TEMPERATURE_GPU) == 36
 
 
-def test_field_values_answer_per_field(simulate: Simulate) -> None:
-    simulate()
-    (value,) = N.nvmlDeviceGetFieldValues(handles()[1], [N.NVML_FI_DEV_NVLINK_LINK_COUNT])
-    assert value.nvmlReturn == N.NVML_ERROR_NOT_SUPPORTED
-
-
 # --- driver versions --------------------------------------------------------------------------
 
 
