@@ -61,11 +61,12 @@ class DriverLoad:
         self.loaded_at = time.monotonic()
         self.shared = False
         try:
-            fd = _hold(state_dir(), scenario_key(scenario), self.loaded_at)
+            held = _hold(state_dir(), scenario_key(scenario), self.loaded_at)
         except OSError:
             return  # this process alone: loaded now
-        if fd is not None:
-            self.loaded_at, self.shared = _read(fd, self.loaded_at), True
+        if held is not None:
+            fd, self.loaded_at = held
+            self.shared = True
             self._finalizer = weakref.finalize(self, os.close, fd)
 
     def release(self) -> None:
@@ -90,9 +91,9 @@ def _open(path: str) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
 
-def _hold(directory: str, key: str, now: float) -> int | None:
-    """A descriptor of the state file with a shared lock held, a load moment in it; None if
-    this host offers no locks."""
+def _hold(directory: str, key: str, now: float) -> tuple[int, float] | None:
+    """The state file's descriptor, with a shared lock held, and the load moment it holds
+    (`now` if this process is the first); None where no state file can be used."""
     if fcntl is None or not _private_dir(directory):
         return None
     check = _open(os.path.join(directory, f"{key}.check"))
@@ -100,15 +101,16 @@ def _hold(directory: str, key: str, now: float) -> int | None:
         _lock_before_deadline(check)
         fd = _open(os.path.join(directory, f"{key}.load"))
         try:
-            alone = _try_lock(fd, fcntl.LOCK_EX)
-            if alone or _read(fd, None) is None:
+            loaded_at = None if _try_lock(fd, fcntl.LOCK_EX) else _read(fd)
+            if loaded_at is None:  # the first client, or garbage in the file
+                loaded_at = now
                 _write(fd, now)
             # Nobody else can lock it meanwhile: they wait for the check lock we hold.
             fcntl.flock(fd, fcntl.LOCK_SH)
         except OSError:
             os.close(fd)
             raise
-        return fd
+        return fd, loaded_at
     finally:
         os.close(check)  # releases the check lock
 
@@ -129,14 +131,15 @@ def _lock_before_deadline(fd: int) -> None:
         time.sleep(0.005)
 
 
-def _read(fd: int, default: float | None) -> float | None:
+def _read(fd: int) -> float | None:
+    """The load moment in the state file; None if it holds none that can be true."""
     text = os.pread(fd, _MAX_STATE_BYTES, 0)
     try:
         value = float(text.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
-        return default
-    # A moment in the future is from another boot's clock, or garbage.
-    return value if 0 <= value <= time.monotonic() else default
+        return None
+    # A moment in the future is from another boot's clock, or garbage (nan fails both).
+    return value if 0 <= value <= time.monotonic() else None
 
 
 def _write(fd: int, value: float) -> None:

@@ -91,12 +91,16 @@ def test_the_driver_loads_anew_once_every_client_has_gone(scenario_path: Path) -
 def test_garbage_in_the_state_file_is_replaced(scenario_path: Path) -> None:
     scenario = load_scenario(scenario_path)
     state = Path(os.environ[STATE_DIR_VAR]) / f"{scenario_key(scenario)}.load"
-    for junk in (b"", b"not a number\n", b"1e300\n", b"\xff" * 100_000, b"nan\n"):
+    for junk in (b"", b"not a number\n", b"1e300\n", b"\xff" * 100_000, b"nan\n", b"-1\n"):
         state.write_bytes(junk)
-        load = DriverLoad(scenario)
-        assert load.shared and 0 < load.loaded_at
-        assert float(state.read_text()) == load.loaded_at
-        load.release()
+        alone = DriverLoad(scenario)  # the first client writes its own moment anyway
+        assert alone.shared and float(state.read_text()) == alone.loaded_at
+        state.write_bytes(junk)
+        second = DriverLoad(scenario)  # a later client cannot use the junk: a moment of its own
+        assert second.shared and second.loaded_at >= alone.loaded_at
+        assert float(state.read_text()) == second.loaded_at
+        alone.release()
+        second.release()
 
 
 @pytest.mark.parametrize("problem", ["group_writable", "a_file", "a_symlink"])
