@@ -485,6 +485,56 @@ def test_process_lists(simulate: Simulate) -> None:
     assert N.nvmlDeviceGetGraphicsRunningProcesses(gpu0) == []
 
 
+def test_process_detail_list_matches_the_process_lists(simulate: Simulate) -> None:
+    # Driver 550: the call exists from R535 (CUDA 12.2). Every process's memory is known: for
+    # NVML_VALUE_NOT_AVAILABLE pynvml's own wrapper fails (it stores None into a C integer).
+    mig = {"enabled": True, "gpu_instances": [{"profile": "7g.40gb"}]}
+    simulate(
+        {
+            "gpus": [
+                {
+                    **A100_40,
+                    "processes": [
+                        {"pid": 7, "used_memory_mib": 100},
+                        {"pid": 8, "used_memory_mib": 50, "type": "compute+graphics"},
+                    ],
+                },
+                {
+                    **A100_40,
+                    "mig": mig,
+                    "processes": [
+                        {
+                            "pid": 9,
+                            "used_memory_mib": 10,
+                            "gpu_instance_id": 0,
+                            "compute_instance_id": 0,
+                        }
+                    ],
+                },
+            ]
+        }
+    )
+    for gpu in handles():
+        for mode, listed in (
+            (N.NVML_PROCESS_MODE_COMPUTE, N.nvmlDeviceGetComputeRunningProcesses),
+            (N.NVML_PROCESS_MODE_GRAPHICS, N.nvmlDeviceGetGraphicsRunningProcesses),
+        ):
+            details = N.nvmlDeviceGetRunningProcessDetailList(gpu, N.nvmlProcessDetailList_v1, mode)
+            rows = [(p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId) for p in details]
+            assert rows == [
+                (p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId) for p in listed(gpu)
+            ]
+            assert all(p.usedGpuCcProtectedMemory == 0 for p in details)
+        assert (
+            N.nvmlDeviceGetRunningProcessDetailList(
+                gpu, N.nvmlProcessDetailList_v1, N.NVML_PROCESS_MODE_MPS
+            )
+            == []
+        )
+    with pytest.raises(N.NVMLError_ArgumentVersionMismatch):
+        N.nvmlDeviceGetRunningProcessDetailList(handles()[1], 1, N.NVML_PROCESS_MODE_COMPUTE)
+
+
 def test_two_call_protocol_at_the_c_level(simulate: Simulate) -> None:
     simulate({"gpus": [{**A100_40, "processes": [{"pid": 1}, {"pid": 2}, {"pid": 3}]}, A100_40]})
     busy, idle = handles()
