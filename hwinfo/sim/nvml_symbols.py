@@ -258,7 +258,6 @@ REMOVED: dict[str, int] = {
 POINT_RELEASES: dict[str, tuple[int, ...]] = {
     "nvmlDeviceGetComputeRunningProcesses_v2": (450, 66),
     "nvmlDeviceGetGraphicsRunningProcesses_v2": (450, 66),
-    "nvmlDeviceGetMPSComputeRunningProcesses_v2": (450, 66),
 }
 
 # The oldest branch with an nvml.h at hand. Unknown: what older libraries export; the simulator
