@@ -36,7 +36,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 SCENARIO = "dgx-a100-mig"
 INTERVAL = 0.5
-HANG_AT_SAMPLE = 20
+# Scenario samples are seconds of simulated time since the driver loaded (docs/scenario-format.md).
+HANG_AT_SAMPLE = 10
 
 
 def rss_mib() -> float:
@@ -121,8 +122,8 @@ class Controller:
         load = Wrk(self.url, 40)
         took = self.wait_for(lambda m: value(m, "hwinfo_collection_stalled", source="gpu") == 1, 30)
         most_threads = threads()
-        print(f"   staleness visible {_seconds(took)} into the phase (the hang starts at sample "
-              f"{HANG_AT_SAMPLE}, {HANG_AT_SAMPLE * INTERVAL:g} s after start)")
+        print(f"   staleness visible {_seconds(took)} into the phase (the hang starts "
+              f"{HANG_AT_SAMPLE} samples, i.e. seconds, after the driver loaded)")
         back = self.wait_for(lambda m: value(m, "hwinfo_collection_stalled", source="gpu") == 0, 45)
         most_threads = max(most_threads, threads())
         print(f"   recovered {_seconds(back)} after it went stale")

@@ -32,3 +32,12 @@ def require_tool(name: str) -> str:
     require(path is not None, f"{name} is not installed (the README's test command installs it)")
     assert path is not None
     return path
+
+
+@pytest.fixture(autouse=True)
+def _private_simulated_drivers(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Simulated drivers load anew in each test: no scenario clock shared with other tests or
+    with other test runs on this host (hwinfo/sim/driver_load.py)."""
+    monkeypatch.setenv("HWINFO_SIM_STATE_DIR", str(tmp_path_factory.mktemp("sim-state")))

@@ -2,8 +2,13 @@
 
 The fake library (nvml_lib*.py) answers NVML calls from this state. Readers never take a
 lock: every mutation builds new objects and swaps references, and per-device answer caches
-are dropped (set to None) for the library to rebuild. Writers (sample ticks, the mutation
-API below) serialize on one lock, which is never held while a call sleeps.
+are dropped (set to None) for the library to rebuild. Writers (the scenario clock catching
+up, the mutation API below) serialize on one lock, which is never held while a call sleeps.
+
+Scenario time runs with the host's clock from the moment the simulated driver loaded
+(driver_load.py: shared by every process simulating the scenario), in samples of
+SAMPLE_SECONDS: sample 1 starts at the load. Timed faults, lost GPUs and XID events follow
+it, whatever the clients call; the energy counters count from the load.
 
 Mutation API, for benchmarks and tests that change the machine between samples:
     set_processes(gpu, processes)      replace a GPU's processes
@@ -11,6 +16,7 @@ Mutation API, for benchmarks and tests that change the machine between samples:
     update_gpu(gpu, **fields)          telemetry and other plain GPU fields, scenario names
     set_lost(gpu, lost)                the GPU falls off the bus, or comes back
     inject_xid(gpu, xid, gpu_instance_id=None, compute_instance_id=None)
+    advance(seconds)                   let scenario time pass at once (tests)
 Process and MIG arguments take scenario-format dicts (validated like a file) or parsed specs.
 """
 
@@ -25,6 +31,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 
 from hwinfo.sim import scenario as sc
+from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.mig_profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
@@ -49,6 +56,8 @@ EVENT_XID = 0x8
 NO_INSTANCE = 0xFFFFFFFF
 # MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (facts §2).
 NEW_MIG_UUID_DRIVER = (470,)
+# One sample of scenario time (docs/scenario-format.md "Samples").
+SAMPLE_SECONDS = 1.0
 
 
 def gpu_instance_idle_used_mib(memory_slices: int) -> int:
@@ -139,9 +148,9 @@ class GpuDevice(Device):
         self.mig_devices: tuple[MigDevice, ...] = ()  # by MIG index
         # Bumped by every change, so an answer table built from older state is not kept.
         self.generation = 0
-        # Energy counter in mJ at `energy_since` (monotonic seconds; None before sample 1).
+        # Energy counter in mJ at `energy_since` (Machine.clock() seconds; set by the Machine).
         self.energy_mj = (spec.energy_j or 0.0) * 1000
-        self.energy_since: float | None = None
+        self.energy_since = 0.0
 
     @property
     def processes(self) -> tuple[ProcessSpec, ...]:
@@ -158,13 +167,6 @@ class GpuDevice(Device):
         if self.mig_enabled:
             return sum(gi.memory_used_mib() for gi in self.gpu_instances)
         return sum(p.used_memory_mib or 0 for p in self.processes)
-
-    def energy_now_mj(self) -> int:
-        """The energy counter: the scenario's start value plus power x time since sample 1."""
-        if self.energy_since is None or not self.spec.power_draw_w:
-            return int(self.energy_mj)
-        elapsed = time.monotonic() - self.energy_since
-        return int(self.energy_mj + self.spec.power_draw_w * elapsed * 1000)
 
 
 class MigDevice(Device):
@@ -234,7 +236,9 @@ class Machine:
         self.scenario = scenario
         self.driver = scenario.driver.version_tuple
         self.privileged = scenario.privileged
-        self.sample = 0
+        self.load = DriverLoad(scenario)
+        self._skew = 0.0  # seconds advance() added to the host's clock
+        self.sample = 1
         self.initialized = 0  # nvmlInit reference count
         self.init_attempts = 0
         self.devices: dict[int, Device] = {}
@@ -254,13 +258,16 @@ class Machine:
         )
         for gpu in self.gpus:
             self.devices[gpu.handle] = gpu
+            gpu.energy_since = self.load.loaded_at
             self._build_mig(gpu)
             self._xids.extend((gpu, e) for e in gpu.spec.xid_events)
         self._xids.sort(key=lambda item: item[1].after_samples)
         # Only then can a sample change which faults are active or which GPUs are lost.
         self._timed = bool(scenario.faults) or any(g.spec.lost for g in self.gpus)
+        self.timed = self._timed or bool(self._xids)
         self._update_owners()
-        self._apply_timeline()
+        with self._lock:
+            self._advance_to(self.current_sample())
 
     # -- library sessions -------------------------------------------------------------------
 
@@ -285,19 +292,39 @@ class Machine:
 
     # -- samples, faults, lost GPUs, events ------------------------------------------------
 
-    def tick(self) -> int:
-        """Count one sample (one nvmlDeviceGetCount_v2 call) and apply what it starts."""
+    def clock(self) -> float:
+        """The host's monotonic clock (seconds), plus whatever advance() added."""
+        return time.monotonic() + self._skew
+
+    def current_sample(self) -> int:
+        """The sample scenario time is in: 1 from the driver's load, 2 a sample later, ..."""
+        return int((self.clock() - self.load.loaded_at) // SAMPLE_SECONDS) + 1
+
+    def catch_up(self) -> None:
+        """Apply what scenario time has started since the last call (every NVML call asks)."""
+        if self.timed and self.current_sample() != self.sample:
+            with self._lock:
+                self._advance_to(self.current_sample())
+
+    def advance(self, seconds: float) -> None:
+        """Let `seconds` of scenario time pass now: faults, lost GPUs, XIDs and energy follow."""
         with self._lock:
-            self.sample += 1
-            if self.sample == 1:
-                now = time.monotonic()
-                for gpu in self.gpus:
-                    gpu.energy_since = now
-            if self._timed:
-                self._apply_timeline()
-            while self._xids and self._xids[0][1].after_samples <= self.sample:
-                self._fire(*self._xids.pop(0))
-            return self.sample
+            self._skew += seconds
+            self._advance_to(self.current_sample())
+
+    def _advance_to(self, sample: int) -> None:
+        """Move to `sample` and apply what it starts (lock held)."""
+        self.sample = max(sample, self.sample)
+        if self._timed:
+            self._apply_timeline()
+        # An XID `after_samples: N` fires once N samples have passed, with sample N + 1.
+        while self._xids and self._xids[0][1].after_samples < self.sample:
+            self._fire(*self._xids.pop(0))
+
+    def energy_now_mj(self, gpu: GpuDevice) -> int:
+        """The GPU's energy counter: its value at the driver's load plus power x time since."""
+        elapsed = self.clock() - gpu.energy_since
+        return int(gpu.energy_mj + (gpu.spec.power_draw_w or 0.0) * elapsed * 1000)
 
     def _apply_timeline(self) -> None:
         active: dict[str, list[FaultSpec]] = {}
@@ -372,12 +399,9 @@ class Machine:
                     owners.setdefault(p.pid, (p.user, p.command))
         self._owners = owners
 
-    @staticmethod
-    def _fold_energy(gpu: GpuDevice) -> None:
+    def _fold_energy(self, gpu: GpuDevice) -> None:
         """Bank the energy used so far at the old power draw, before the draw changes."""
-        if gpu.energy_since is not None:
-            gpu.energy_mj = float(gpu.energy_now_mj())
-            gpu.energy_since = time.monotonic()
+        gpu.energy_mj, gpu.energy_since = float(self.energy_now_mj(gpu)), self.clock()
 
     # -- MIG tree ---------------------------------------------------------------------------
 
@@ -607,7 +631,7 @@ class Machine:
             self._fold_energy(dev)
             dev.spec = dataclasses.replace(dev.spec, **values)  # type: ignore[arg-type]
             if "energy_j" in values:
-                dev.energy_mj = (dev.spec.energy_j or 0.0) * 1000
+                dev.energy_mj, dev.energy_since = (dev.spec.energy_j or 0.0) * 1000, self.clock()
             if "name" in values or "uuid" in values:
                 self._build_mig(dev)
             self._invalidate(dev)

@@ -6,6 +6,10 @@ Each attribute is a plain function (pynvml may set `.restype` on it) that takes 
 arguments, fills the outputs through them and returns an NVML return code. A function the
 scenario's driver does not export is simply absent, so pynvml raises FunctionNotFound.
 
+The library exports what the real one of the scenario's driver branch exports
+(nvml_symbols.py). A function the simulator does not implement answers NotSupported, the
+answer real NVML gives for a feature the machine lacks, after the same gate as the others.
+
 Every call passes the same gate before its implementation: NVML initialised, handle valid,
 scenario faults (delay, error), GPU not lost. The area modules (device, mig, processes,
 events) hold the implementations.
@@ -21,6 +25,7 @@ from functools import cache
 from hwinfo.sim import (
     nvml_lib_device,
     nvml_lib_events,
+    nvml_lib_fields,
     nvml_lib_gpm,
     nvml_lib_mig,
     nvml_lib_processes,
@@ -30,12 +35,14 @@ from hwinfo.sim.nvml_lib_base import (
     GPU_IS_LOST,
     INVALID_ARGUMENT,
     LIBRARY_NOT_FOUND,
+    NOT_SUPPORTED,
     SUCCESS,
     UNINITIALIZED,
     Symbol,
     as_int,
     write_handle,
 )
+from hwinfo.sim.nvml_symbols import SINCE, exported
 
 # nvmlErrorString texts. Codes pynvml knows carry pynvml's copies of NVML's own strings.
 # Unknown: the texts from 19 on (except 20 and 999) come from a third-party NVML stand-in and
@@ -90,6 +97,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
     """Init, shutdown, error strings and the device count: calls with their own gating."""
 
     def init(machine: Machine, *flags: object) -> int:
+        machine.catch_up()
         faults = machine.active_faults.get("nvmlInit")
         if faults and (rc := machine.apply_faults(faults, -1)):
             return rc
@@ -107,7 +115,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
     def count(machine: Machine, ref: object) -> int:
         if not machine.initialized:
             return UNINITIALIZED
-        machine.tick()  # one sample per enumeration (docs/scenario-format.md "Samples")
+        machine.catch_up()
         faults = machine.active_faults.get("nvmlDeviceGetCount")
         if faults and (rc := machine.apply_faults(faults, -1)):
             return rc
@@ -120,6 +128,8 @@ def _core_symbols() -> tuple[Symbol, ...]:
         Symbol("nvmlInitWithFlags", "raw", init),
         Symbol("nvmlShutdown", "raw", shutdown),
         Symbol("nvmlErrorString", "raw", error_string),  # type: ignore[arg-type]
+        # The unversioned form counts devices the caller may not use too; no scenario has any.
+        Symbol("nvmlDeviceGetCount", "raw", count),
         Symbol("nvmlDeviceGetCount_v2", "raw", count),
     )
 
@@ -127,6 +137,7 @@ def _core_symbols() -> tuple[Symbol, ...]:
 SYMBOLS: tuple[Symbol, ...] = (
     *_core_symbols(),
     *nvml_lib_device.SYMBOLS,
+    *nvml_lib_fields.SYMBOLS,
     *nvml_lib_mig.SYMBOLS,
     *nvml_lib_processes.SYMBOLS,
     *nvml_lib_events.SYMBOLS,
@@ -134,10 +145,55 @@ SYMBOLS: tuple[Symbol, ...] = (
 )
 
 
+IMPLEMENTED: dict[str, Symbol] = {s.name: s for s in SYMBOLS}
+
+# Functions taking no handle although their names start with nvmlDevice, and functions
+# taking a device handle although theirs do not (nvml.h).
+_NO_HANDLE = frozenset(
+    {
+        "nvmlDeviceDiscoverGpus",
+        "nvmlDeviceGetHandleBySerial",
+        "nvmlDeviceGetHandleByUUIDV",
+        "nvmlDeviceGetHandles",
+        "nvmlDeviceModifyDrainState",
+        "nvmlDeviceQueryDrainState",
+        "nvmlDeviceRemoveGpu",
+        "nvmlDeviceRemoveGpu_v2",
+    }
+)
+_DEVICE_HANDLE = frozenset(
+    {
+        "nvmlGpmMigSampleGet",
+        "nvmlGpmQueryDeviceSupport",
+        "nvmlGpmQueryIfStreamingEnabled",
+        "nvmlGpmSampleGet",
+        "nvmlGpmSetStreamingEnabled",
+        "nvmlVgpuTypeGetMaxInstances",
+    }
+)
+_HANDLE_PREFIXES = (
+    ("nvmlDevice", "device"),
+    ("nvmlGpuInstance", "gpu_instance"),
+    ("nvmlComputeInstance", "compute_instance"),
+)
+
+
+def _not_supported(machine: Machine, *args: object) -> int:
+    return NOT_SUPPORTED
+
+
+def unimplemented(name: str) -> Symbol:
+    """An exported function the simulator does not implement: gate, then NotSupported."""
+    target = "device" if name in _DEVICE_HANDLE else "system"
+    if name not in _NO_HANDLE:
+        target = next((t for prefix, t in _HANDLE_PREFIXES if name.startswith(prefix)), target)
+    return Symbol(name, target, _not_supported)
+
+
 @cache
 def known_fault_calls() -> frozenset[str]:
-    """Every name a scenario fault may give in `call`."""
-    return frozenset(fault_name(s.name) for s in SYMBOLS)
+    """Every name a scenario fault may give in `call`: any NVML function."""
+    return frozenset(fault_name(name) for name in (*SINCE, *IMPLEMENTED))
 
 
 def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
@@ -151,6 +207,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
         def system(*args: object) -> int:
             if not m.initialized:
                 return UNINITIALIZED
+            m.catch_up()
             faults = m.active_faults.get(call)
             if faults and (rc := m.apply_faults(faults, -1)):
                 return rc
@@ -163,6 +220,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
         def lookup(*args: object) -> int:
             if not m.initialized:
                 return UNINITIALIZED
+            m.catch_up()
             *keys, ref = args
             found = impl(m, *keys)
             if found.__class__ is int:
@@ -188,6 +246,7 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
     def on_handle(handle: object, *args: object) -> int:
         if not m.initialized:
             return UNINITIALIZED
+        m.catch_up()
         try:  # handle_value(), inlined: this runs on every call
             obj = registry.get(addressof(handle.contents))  # type: ignore[attr-defined]
         except (ValueError, AttributeError, TypeError):
@@ -210,9 +269,8 @@ class FakeLib:
 
     def __init__(self, machine: Machine) -> None:
         self._machine = machine
-        for sym in SYMBOLS:
-            if machine.driver >= sym.since:
-                setattr(self, sym.name, _bind(machine, sym))
+        for name in exported(machine.driver):
+            setattr(self, name, _bind(machine, IMPLEMENTED.get(name) or unimplemented(name)))
 
     @property
     def machine(self) -> Machine:

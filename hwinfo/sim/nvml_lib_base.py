@@ -49,7 +49,6 @@ class Symbol:
     # "system" (no handle) or "raw" (the implementation does every check itself).
     target: str
     impl: Impl
-    since: tuple[int, ...] = ()  # first driver version that exports it
 
 
 def ok(value: object) -> Reply:
@@ -219,7 +218,6 @@ class Field:
     kind: Callable[[str], Impl]  # scalar, multi, indexed, string, struct
     physical: Callable[[Machine, GpuDevice], Reply]
     mig: Callable[[Machine, MigDevice], Reply] | None = None  # None: NotSupported on MIG devices
-    since: tuple[int, ...] = ()
 
 
 def field_symbols(fields: tuple[Field, ...]) -> tuple[Symbol, ...]:
@@ -231,4 +229,4 @@ def field_symbols(fields: tuple[Field, ...]) -> tuple[Symbol, ...]:
         return {f.symbol: f.physical(machine, dev) for f in fields}  # type: ignore[arg-type]
 
     ANSWER_BUILDERS.append(build)
-    return tuple(Symbol(f.symbol, "device", f.kind(f.symbol), f.since) for f in fields)
+    return tuple(Symbol(f.symbol, "device", f.kind(f.symbol)) for f in fields)

@@ -46,11 +46,6 @@ MEMORY_V2 = 0x02000028
 THRESHOLD_COUNT = 8
 # NVML_NVLINK_MAX_LINKS in nvml.h 12.x: link numbers at or past it are invalid.
 NVLINK_MAX_LINKS = 18
-# Driver versions that first export a call (facts §4, scenario-format "Driver-version rules").
-MEMORY_V2_SINCE = (510, 39)
-EVENT_REASONS_SINCE = (535,)
-# Unknown: the driver that added nvmlDeviceGetTemperatureV; nvml.h of CUDA 12.5 (R555) has it.
-TEMPERATURE_V_SINCE = (555,)
 
 
 def _mw(watts: float | None) -> int | None:
@@ -288,7 +283,6 @@ FIELDS: tuple[Field, ...] = (
         lambda sym: base.struct(sym, MEMORY_V2),
         lambda m, g: _memory(m, g, v2=True),
         lambda m, d: _mig_memory(d, v2=True),
-        since=MEMORY_V2_SINCE,
     ),
     Field(
         "nvmlDeviceGetBAR1MemoryInfo",
@@ -376,7 +370,6 @@ FIELDS: tuple[Field, ...] = (
         "nvmlDeviceGetCurrentClocksEventReasons",
         base.scalar,
         lambda m, g: opt(_reasons(g.spec)),
-        since=EVENT_REASONS_SINCE,
     ),
     Field(
         "nvmlDeviceGetCurrentClocksThrottleReasons", base.scalar, lambda m, g: opt(_reasons(g.spec))
@@ -385,7 +378,6 @@ FIELDS: tuple[Field, ...] = (
         "nvmlDeviceGetSupportedClocksEventReasons",
         base.scalar,
         lambda m, g: _supported_reasons(g.spec),
-        since=EVENT_REASONS_SINCE,
     ),
     Field(
         "nvmlDeviceGetSupportedClocksThrottleReasons",
@@ -465,7 +457,7 @@ def _energy(machine: Machine, dev: GpuDevice | MigDevice, ref: object) -> int:
     """nvmlDeviceGetTotalEnergyConsumption: mJ, growing with power draw x wall time."""
     if isinstance(dev, MigDevice) or dev.spec.energy_j is None:
         return NOT_SUPPORTED
-    ref._obj.value = dev.energy_now_mj()  # type: ignore[attr-defined]
+    ref._obj.value = machine.energy_now_mj(dev)  # type: ignore[attr-defined]
     return SUCCESS
 
 
@@ -521,30 +513,6 @@ def _retired_pages(
     return SUCCESS
 
 
-class _FieldValue(ctypes.Structure):
-    """nvmlFieldValue_t (nvml.h), as the C library writes it."""
-
-    _fields_ = (
-        ("fieldId", ctypes.c_uint32),
-        ("scopeId", ctypes.c_uint32),
-        ("timestamp", ctypes.c_int64),
-        ("latencyUsec", ctypes.c_int64),
-        ("valueType", ctypes.c_uint),
-        ("nvmlReturn", ctypes.c_uint),
-        ("value", ctypes.c_ulonglong),
-    )
-
-
-def _field_values(
-    machine: Machine, dev: GpuDevice | MigDevice, count: object, values: object
-) -> int:
-    """nvmlDeviceGetFieldValues: the call succeeds, each field carries its own return code."""
-    # Unknown: field values are not simulated; every field answers NotSupported.
-    for value in (_FieldValue * base.as_int(count)).from_address(base.address(values)):
-        value.nvmlReturn = NOT_SUPPORTED
-    return SUCCESS
-
-
 def _system_string(value: Callable[[Machine], str]) -> Impl:
     def impl(machine: Machine, buf: object, length: object) -> int:
         return base.put_string(buf, length, value(machine).encode())
@@ -554,6 +522,21 @@ def _system_string(value: Callable[[Machine], str]) -> Impl:
 
 def _cuda_version(machine: Machine, ref: object) -> int:
     ref._obj.value = machine.scenario.driver.cuda_version  # type: ignore[attr-defined]
+    return SUCCESS
+
+
+def _zero_count(machine: Machine, ref: object) -> int:
+    """A count of things no scenario has: excluded GPUs, S-class units."""
+    ref._obj.value = 0  # type: ignore[attr-defined]
+    return SUCCESS
+
+
+def _conf_compute_state(machine: Machine, ref: object) -> int:
+    """nvmlSystemGetConfComputeState: confidential computing off, as on every scenario machine."""
+    state = ref._obj  # type: ignore[attr-defined]
+    # NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE, NVML_CC_SYSTEM_FEATURE_DISABLED,
+    # NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF.
+    state.environment = state.ccFeature = state.devToolsMode = 0
     return SUCCESS
 
 
@@ -591,12 +574,11 @@ def _by_pci_bus_id(machine: Machine, bus_id: object) -> GpuDevice | int:
 
 SYMBOLS: tuple[Symbol, ...] = (
     *base.field_symbols(FIELDS),
-    Symbol("nvmlDeviceGetTemperatureV", "device", _temperature_v, TEMPERATURE_V_SINCE),
+    Symbol("nvmlDeviceGetTemperatureV", "device", _temperature_v),
     Symbol("nvmlDeviceGetTotalEnergyConsumption", "device", _energy),
     Symbol("nvmlDeviceGetCpuAffinity", "device", _cpu_affinity),
     Symbol("nvmlDeviceGetRetiredPages", "device", _retired_pages),
     Symbol("nvmlDeviceGetRetiredPages_v2", "device", _retired_pages),
-    Symbol("nvmlDeviceGetFieldValues", "device", _field_values),
     Symbol(
         "nvmlSystemGetDriverVersion", "system", _system_string(lambda m: m.scenario.driver.version)
     ),
@@ -607,7 +589,14 @@ SYMBOLS: tuple[Symbol, ...] = (
     ),
     Symbol("nvmlSystemGetCudaDriverVersion", "system", _cuda_version),
     Symbol("nvmlSystemGetCudaDriverVersion_v2", "system", _cuda_version),
+    Symbol("nvmlSystemGetConfComputeState", "system", _conf_compute_state),
+    Symbol("nvmlGetExcludedDeviceCount", "system", _zero_count),
+    Symbol("nvmlGetBlacklistDeviceCount", "system", _zero_count),
+    Symbol("nvmlUnitGetCount", "system", _zero_count),
+    # The unversioned lookups skip GPUs the caller may not use; a scenario has none such.
+    Symbol("nvmlDeviceGetHandleByIndex", "lookup", _by_index),
     Symbol("nvmlDeviceGetHandleByIndex_v2", "lookup", _by_index),
     Symbol("nvmlDeviceGetHandleByUUID", "lookup", _by_uuid),
+    Symbol("nvmlDeviceGetHandleByPciBusId", "lookup", _by_pci_bus_id),
     Symbol("nvmlDeviceGetHandleByPciBusId_v2", "lookup", _by_pci_bus_id),
 )

@@ -85,12 +85,13 @@ def _register(machine: Machine, dev: Device, event_types: object, event_set: obj
 def _wait(machine: Machine, event_set: EventSet, ref: object, timeout_ms: object) -> int:
     """nvmlEventSetWait_v2(set, byref(data), timeoutms): the next event, or Timeout.
 
-    Sleeps in short steps without holding any lock, so other threads keep sampling (which is
-    what makes timed events fire) and can inject events meanwhile.
+    Sleeps in short steps without holding any lock, so other threads keep calling and can
+    inject events meanwhile; events whose scenario time comes during the wait arrive.
     """
     deadline = time.monotonic() + base.as_int(timeout_ms) / 1000
     queue = event_set.queue
     while True:
+        machine.catch_up()  # events due while this call waits
         try:
             gpu, event = queue.popleft()
             break

@@ -36,9 +36,8 @@ METRICS = {
     10: "dram_bandwidth_percent",  # DRAM_BW_UTIL
 }
 IDLE = GpmSpec()
-# Unknown: the first driver of each call. nvml.h has the sampling calls since CUDA 12.0 (R525)
-# and the streaming ones later; they are not simulated (streaming is a profiler's setting).
-SINCE = (525,)
+# The streaming calls (a profiler's setting) are exported per nvml_symbols.py but answer
+# NotSupported here.
 
 
 def supported(gpu: GpuDevice) -> bool:
@@ -125,10 +124,10 @@ def _metrics_get(machine: Machine, ref: object) -> int:
 
 
 SYMBOLS: tuple[Symbol, ...] = (
-    Symbol("nvmlGpmSampleAlloc", "system", _alloc, SINCE),
-    Symbol("nvmlGpmSampleFree", "gpm_sample", _free, SINCE),
-    Symbol("nvmlGpmQueryDeviceSupport", "device", _query_support, SINCE),
-    Symbol("nvmlGpmSampleGet", "device", _sample_get, SINCE),
-    Symbol("nvmlGpmMigSampleGet", "device", _mig_sample_get, SINCE),
-    Symbol("nvmlGpmMetricsGet", "system", _metrics_get, SINCE),
+    Symbol("nvmlGpmSampleAlloc", "system", _alloc),
+    Symbol("nvmlGpmSampleFree", "gpm_sample", _free),
+    Symbol("nvmlGpmQueryDeviceSupport", "device", _query_support),
+    Symbol("nvmlGpmSampleGet", "device", _sample_get),
+    Symbol("nvmlGpmMigSampleGet", "device", _mig_sample_get),
+    Symbol("nvmlGpmMetricsGet", "system", _metrics_get),
 )

@@ -33,7 +33,6 @@ from hwinfo.sim.nvml_lib_base import (
     Symbol,
     ok,
 )
-from hwinfo.sim.scenario import MIG_MIN_DRIVER
 
 # Struct versions the caller must set (pynvml nvmlGpuInstanceProfileInfo_v2 and
 # nvmlComputeInstanceProfileInfo_v2).
@@ -42,8 +41,6 @@ CI_PROFILE_INFO_V2 = 0x02000088
 # nvml.h return codes of the instance create/destroy calls.
 IN_USE = 19
 INSUFFICIENT_RESOURCES = 23
-# Unknown: the driver that added nvmlDeviceGetGpuInstancePossiblePlacements_v2; R470 exports it.
-PLACEMENTS_V2_SINCE = (470,)
 
 
 def _mig_mode(gpu: GpuDevice) -> Reply:
@@ -71,7 +68,7 @@ def _attributes(dev: MigDevice) -> Reply:
 
 
 FIELDS: tuple[Field, ...] = (
-    Field("nvmlDeviceGetMigMode", base.multi, lambda m, g: _mig_mode(g), since=MIG_MIN_DRIVER),
+    Field("nvmlDeviceGetMigMode", base.multi, lambda m, g: _mig_mode(g)),
     # nvml.h: zero if MIG is not supported or not enabled; 7 on A100/H100/H200 (facts §2),
     # 4 on A30 and RTX PRO 6000 (MIG User Guide, "Supported GPUs").
     # Unknown: the answer on a MIG device handle (NotSupported here).
@@ -79,14 +76,12 @@ FIELDS: tuple[Field, ...] = (
         "nvmlDeviceGetMaxMigDeviceCount",
         base.scalar,
         lambda m, g: ok(_table(m, g).max_gpu_instances if g.mig_enabled else 0),
-        since=MIG_MIN_DRIVER,
     ),
     Field(
         "nvmlDeviceIsMigDeviceHandle",
         base.scalar,
         lambda m, g: ok(0),
         lambda m, d: ok(1),
-        since=MIG_MIN_DRIVER,
     ),
     # Unknown: on a physical GPU handle these two answer NotSupported here.
     Field(
@@ -94,14 +89,12 @@ FIELDS: tuple[Field, ...] = (
         base.scalar,
         lambda m, g: UNSUPPORTED,
         lambda m, d: ok(d.gpu_instance.spec.id),
-        since=MIG_MIN_DRIVER,
     ),
     Field(
         "nvmlDeviceGetComputeInstanceId",
         base.scalar,
         lambda m, g: UNSUPPORTED,
         lambda m, d: ok(d.compute_instance.spec.id),
-        since=MIG_MIN_DRIVER,
     ),
     # nvml.h: "This API currently only supports MIG device handles".
     Field(
@@ -109,7 +102,6 @@ FIELDS: tuple[Field, ...] = (
         base.struct,
         lambda m, g: UNSUPPORTED,
         lambda m, d: _attributes(d),
-        since=MIG_MIN_DRIVER,
     ),
 )
 
@@ -528,65 +520,63 @@ def _destroy_compute_instance(machine: Machine, ci: ComputeInstance) -> int:
         return NO_PERMISSION
     return SUCCESS if machine.destroy_compute_instance(ci) else IN_USE
 
-
-S = MIG_MIN_DRIVER
 SYMBOLS: tuple[Symbol, ...] = (
     *base.field_symbols(FIELDS),
-    Symbol("nvmlDeviceGetMigDeviceHandleByIndex", "device", _mig_device_by_index, S),
-    Symbol("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "device", _parent_of, S),
-    Symbol("nvmlDeviceGetGpuInstanceProfileInfo", "device", _gi_profile_info(None), S),
+    Symbol("nvmlDeviceGetMigDeviceHandleByIndex", "device", _mig_device_by_index),
+    Symbol("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "device", _parent_of),
+    Symbol("nvmlDeviceGetGpuInstanceProfileInfo", "device", _gi_profile_info(None)),
     Symbol(
-        "nvmlDeviceGetGpuInstanceProfileInfoV", "device", _gi_profile_info(GI_PROFILE_INFO_V2), S
+        "nvmlDeviceGetGpuInstanceProfileInfoV",
+        "device",
+        _gi_profile_info(GI_PROFILE_INFO_V2),
     ),
     Symbol(
         "nvmlDeviceGetGpuInstanceProfileInfoByIdV",
         "device",
         _gi_profile_info(GI_PROFILE_INFO_V2, by_id=True),
-        S,
     ),
-    Symbol("nvmlDeviceGetGpuInstanceRemainingCapacity", "device", _remaining, S),
+    Symbol("nvmlDeviceGetGpuInstanceRemainingCapacity", "device", _remaining),
     Symbol(
         "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
         "device",
         _possible_placements,
-        PLACEMENTS_V2_SINCE,
     ),
-    Symbol("nvmlDeviceGetGpuInstances", "device", _gpu_instances, S),
-    Symbol("nvmlDeviceGetGpuInstanceById", "device", _gpu_instance_by_id, S),
-    Symbol("nvmlGpuInstanceGetInfo", "gpu_instance", _gi_info, S),
+    Symbol("nvmlDeviceGetGpuInstances", "device", _gpu_instances),
+    Symbol("nvmlDeviceGetGpuInstanceById", "device", _gpu_instance_by_id),
+    Symbol("nvmlGpuInstanceGetInfo", "gpu_instance", _gi_info),
     Symbol(
-        "nvmlGpuInstanceGetComputeInstanceProfileInfo", "gpu_instance", _ci_profile_info(None), S
+        "nvmlGpuInstanceGetComputeInstanceProfileInfo",
+        "gpu_instance",
+        _ci_profile_info(None),
     ),
     Symbol(
         "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
         "gpu_instance",
         _ci_profile_info(CI_PROFILE_INFO_V2),
-        S,
     ),
-    Symbol("nvmlGpuInstanceGetComputeInstanceRemainingCapacity", "gpu_instance", _ci_remaining, S),
+    Symbol("nvmlGpuInstanceGetComputeInstanceRemainingCapacity", "gpu_instance", _ci_remaining),
     Symbol(
-        "nvmlGpuInstanceGetComputeInstancePossiblePlacements", "gpu_instance", _ci_placements, S
+        "nvmlGpuInstanceGetComputeInstancePossiblePlacements",
+        "gpu_instance",
+        _ci_placements,
     ),
-    Symbol("nvmlGpuInstanceGetComputeInstances", "gpu_instance", _compute_instances, S),
-    Symbol("nvmlGpuInstanceGetComputeInstanceById", "gpu_instance", _compute_instance_by_id, S),
-    Symbol("nvmlComputeInstanceGetInfo_v2", "compute_instance", _ci_info, S),
-    Symbol("nvmlDeviceCreateGpuInstance", "device", _create_gpu_instance(False), S),
-    # Unknown: the driver that added the WithPlacement calls; taken with PossiblePlacements_v2.
+    Symbol("nvmlGpuInstanceGetComputeInstances", "gpu_instance", _compute_instances),
+    Symbol("nvmlGpuInstanceGetComputeInstanceById", "gpu_instance", _compute_instance_by_id),
+    Symbol("nvmlComputeInstanceGetInfo_v2", "compute_instance", _ci_info),
+    Symbol("nvmlDeviceCreateGpuInstance", "device", _create_gpu_instance(False)),
     Symbol(
         "nvmlDeviceCreateGpuInstanceWithPlacement",
         "device",
         _create_gpu_instance(True),
-        PLACEMENTS_V2_SINCE,
     ),
-    Symbol("nvmlGpuInstanceDestroy", "gpu_instance", _destroy_gpu_instance, S),
+    Symbol("nvmlGpuInstanceDestroy", "gpu_instance", _destroy_gpu_instance),
     Symbol(
-        "nvmlGpuInstanceCreateComputeInstance", "gpu_instance", _create_compute_instance(False), S
+        "nvmlGpuInstanceCreateComputeInstance", "gpu_instance", _create_compute_instance(False)
     ),
     Symbol(
         "nvmlGpuInstanceCreateComputeInstanceWithPlacement",
         "gpu_instance",
         _create_compute_instance(True),
-        PLACEMENTS_V2_SINCE,
     ),
-    Symbol("nvmlComputeInstanceDestroy", "compute_instance", _destroy_compute_instance, S),
+    Symbol("nvmlComputeInstanceDestroy", "compute_instance", _destroy_compute_instance),
 )

@@ -14,7 +14,9 @@ import ctypes
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.machine import NO_INSTANCE, Device, GpuDevice, Machine, MigDevice
 from hwinfo.sim.nvml_lib_base import (
+    ARGUMENT_VERSION_MISMATCH,
     INSUFFICIENT_SIZE,
+    INVALID_ARGUMENT,
     NO_PERMISSION_REPLY,
     NOT_FOUND,
     NOT_SUPPORTED,
@@ -28,9 +30,10 @@ from hwinfo.sim.nvml_lib_base import (
 MIB = 1 << 20
 # NVML_VALUE_NOT_AVAILABLE as unsigned long long: pynvml turns it into None.
 NOT_AVAILABLE = 2**64 - 1
-# facts §4 (gpustat's driver mocks): _v2 from 450.66, _v3 from 510.39.01.
-V2_SINCE = (450, 66)
-V3_SINCE = (510, 39)
+# nvmlProcessDetailList_v1 (pynvml): the struct version nvmlDeviceGetRunningProcessDetailList takes.
+PROCESS_DETAIL_LIST_V1 = 0x1000018
+# nvmlProcessMode_t: NVML_PROCESS_MODE_COMPUTE, _GRAPHICS, _MPS.
+_MODES = {0: "processes:compute", 1: "processes:graphics", 2: None}
 _COMPUTE = ("compute", "compute+graphics")
 _GRAPHICS = ("graphics", "compute+graphics")
 
@@ -49,6 +52,15 @@ class ProcessInfoV2(ctypes.Structure):
         ("usedGpuMemory", ctypes.c_ulonglong),
         ("gpuInstanceId", ctypes.c_uint),
         ("computeInstanceId", ctypes.c_uint),
+    )
+
+
+class ProcessDetailV1(ctypes.Structure):
+    """nvmlProcessDetail_v1_t: a v2 row plus the confidential-computing protected memory."""
+
+    _fields_ = (
+        *ProcessInfoV2._fields_,
+        ("usedGpuCcProtectedMemory", ctypes.c_ulonglong),
     )
 
 
@@ -126,6 +138,31 @@ def _running(kind: str, layout: type[ctypes.Structure]) -> Impl:
     return impl
 
 
+def _detail_list(machine: Machine, dev: Device, ref: object) -> int:
+    """nvmlDeviceGetRunningProcessDetailList(handle, byref(nvmlProcessDetailList_v1_t)): the
+    two-call protocol through the struct's numProcArrayEntries and procArray."""
+    detail = ref._obj  # type: ignore[attr-defined]
+    if detail.version != PROCESS_DETAIL_LIST_V1:
+        return ARGUMENT_VERSION_MISMATCH
+    if detail.mode not in _MODES:
+        return INVALID_ARGUMENT
+    key = _MODES[detail.mode]
+    rc, rows = (SUCCESS, ()) if key is None else (dev.answers or base.answers(machine, dev))[key]
+    if rc:
+        return rc
+    n = len(rows)  # type: ignore[arg-type]
+    if not detail.procArray or detail.numProcArrayEntries < n:
+        detail.numProcArrayEntries = n
+        return INSUFFICIENT_SIZE if n else SUCCESS
+    start = ctypes.cast(detail.procArray, ctypes.c_void_p).value
+    for entry, (pid, memory, gi, ci) in zip((ProcessDetailV1 * n).from_address(start), rows):  # type: ignore[call-overload]
+        entry.pid, entry.usedGpuMemory = pid, memory
+        entry.gpuInstanceId, entry.computeInstanceId = gi, ci
+        entry.usedGpuCcProtectedMemory = 0  # confidential computing is off in every scenario
+    detail.numProcArrayEntries = n
+    return SUCCESS
+
+
 def _mps(machine: Machine, dev: Device, count_ref: object, infos: object) -> int:
     """MPS server clients: no scenario runs MPS, so the list is always empty."""
     count_ref._obj.value = 0  # type: ignore[attr-defined]
@@ -160,30 +197,27 @@ SYMBOLS: tuple[Symbol, ...] = (
         "nvmlDeviceGetComputeRunningProcesses_v2",
         "device",
         _running("compute", ProcessInfoV2),
-        V2_SINCE,
     ),
     Symbol(
         "nvmlDeviceGetComputeRunningProcesses_v3",
         "device",
         _running("compute", ProcessInfoV2),
-        V3_SINCE,
     ),
     Symbol("nvmlDeviceGetGraphicsRunningProcesses", "device", _running("graphics", ProcessInfoV1)),
     Symbol(
         "nvmlDeviceGetGraphicsRunningProcesses_v2",
         "device",
         _running("graphics", ProcessInfoV2),
-        V2_SINCE,
     ),
     Symbol(
         "nvmlDeviceGetGraphicsRunningProcesses_v3",
         "device",
         _running("graphics", ProcessInfoV2),
-        V3_SINCE,
     ),
     Symbol("nvmlDeviceGetMPSComputeRunningProcesses", "device", _mps),
-    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", "device", _mps, V2_SINCE),
-    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps, V3_SINCE),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", "device", _mps),
+    Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps),
+    Symbol("nvmlDeviceGetRunningProcessDetailList", "device", _detail_list),
     Symbol("nvmlDeviceGetProcessUtilization", "device", _process_utilization),
     Symbol("nvmlSystemGetProcessName", "system", _process_name),
 )

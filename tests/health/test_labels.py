@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from hwinfo import sim
-from hwinfo.collect.gpu.collector import GpuCollector
-from hwinfo.collect.sources import scenario_owners
+from fixtures.simulated import simulated_system as _system
+
 from hwinfo.health.findings import Severity
 from hwinfo.health.labels import LABELS, gpu_health
 from hwinfo.health.rules_gpu import GPU_RULES
-from hwinfo.model.gpu import GpuSystem
-
-
-def _system(name: str, samples: int = 1) -> GpuSystem:
-    collector = GpuCollector(scenario_owners(name))
-    try:
-        for _ in range(samples):
-            system = collector.collect()
-        return system
-    finally:
-        collector.close()
-        sim.uninstall()
 
 
 def test_every_gpu_rule_has_words() -> None:

@@ -3,14 +3,15 @@
 The fixture machine (fixtures/mig-a100-40gb.json):
   GPU 0, A100-SXM4-40GB, MIG on: GI 1 = 3g.20gb at slot 0 split into CI 0 (2 slices) and CI 1
   (1 slice); GI 5 = 2g.10gb at slot 4; GI 13 = 1g.5gb at slot 6; pids 100/101 in GI 1,
-  102 (memory unknown, not visible) in GI 5, 103 in GI 13; an XID 31 in GI 5 at sample 3.
+  102 (memory unknown, not visible) in GI 5, 103 in GI 13; an XID 31 in GI 5 after 3 samples.
   GPU 1, A100-SXM4-40GB, MIG off (pending on): pids 200 (compute), 201 (compute+graphics),
-  202 (graphics, memory unknown); an XID 13 at sample 2.
+  202 (graphics, memory unknown); an XID 13 after 2 samples.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ import pytest
 
 import hwinfo.sim
 from hwinfo.sim import Machine, load_scenario
+from hwinfo.sim.machine import SAMPLE_SECONDS
 from hwinfo.sim.nvml_lib_processes import ProcessInfoV1
 from hwinfo.sim.scenario import parse_scenario
 
@@ -107,9 +109,11 @@ def test_error_strings_and_missing_symbols(simulate: Simulate) -> None:
     assert str(N.NVMLError(N.NVML_ERROR_NO_DATA)) == "No data"  # pynvml asks the library
     assert N.nvmlErrorString(12345) == "Unknown Error"
     (gpu, _) = handles()
+    with pytest.raises(N.NVMLError_NotSupported):
+        N.nvmlDeviceGetBrand(gpu)  # exported by every driver but not simulated
     with pytest.raises(N.NVMLError_FunctionNotFound):
-        N.nvmlDeviceGetBrand(gpu)  # not simulated: a missing symbol, as on an old driver
-    assert not hasattr(N.nvmlLib, "nvmlDeviceGetBrand")
+        N.nvmlDeviceGetTemperatureV(gpu, N.NVML_TEMPERATURE_GPU)  # R570 on: not this driver's
+    assert not hasattr(N.nvmlLib, "nvmlDeviceGetTemperatureV")
 
 
 def test_init_error_then_recovery(simulate: Simulate) -> None:
@@ -356,16 +360,16 @@ def test_board_less_gpu_answers_not_supported(simulate: Simulate) -> None:
             call(gpu, *args)
 
 
-def test_energy_grows_with_power_draw(simulate: Simulate) -> None:
-    simulate({"gpus": [{**A100_40, "energy_j": 1000, "power_draw_w": 100}]})
+def test_energy_counts_from_the_driver_load(simulate: Simulate) -> None:
+    machine = simulate({"gpus": [{**A100_40, "energy_j": 1000, "power_draw_w": 100}]})
     gpu = N.nvmlDeviceGetHandleByIndex(0)
-    assert (
-        N.nvmlDeviceGetTotalEnergyConsumption(gpu) == 1_000_000
-    )  # before sample 1: the start value
-    N.nvmlDeviceGetCount()
+    start = N.nvmlDeviceGetTotalEnergyConsumption(gpu)
+    assert 1_000_000 <= start <= 1_000_000 + 100_000  # the load's value; 100 W for < 1 s
+    machine.advance(10)
+    grown = N.nvmlDeviceGetTotalEnergyConsumption(gpu) - start
+    assert 1_000_000 <= grown <= 1_000_000 + 100_000  # 100 W x 10 s, in mJ
     time.sleep(0.1)
-    grown = N.nvmlDeviceGetTotalEnergyConsumption(gpu) - 1_000_000
-    assert 9_000 <= grown <= 40_000  # 100 W x ~0.1 s, in mJ
+    assert N.nvmlDeviceGetTotalEnergyConsumption(gpu) - start >= grown + 9_000  # and wall time
 
 
 def test_cpu_affinity_and_numa(simulate: Simulate) -> None:
@@ -375,18 +379,12 @@ def test_cpu_affinity_and_numa(simulate: Simulate) -> None:
     assert N.nvmlDeviceGetNumaNodeId(gpu1) == 1
 
 
-def test_temperature_v_exists_from_r555(simulate: Simulate) -> None:
-    simulate({"driver": {"version": "550.54.15"}, "gpus": [A100_40]})
+def test_temperature_v_exists_from_r570(simulate: Simulate) -> None:
+    simulate({"driver": {"version": "560.35.03"}, "gpus": [A100_40]})
     with pytest.raises(N.NVMLError_FunctionNotFound):
         N.nvmlDeviceGetTemperatureV(handles()[0], N.NVML_TEMPERATURE_GPU)
-    simulate({"driver": {"version": "560.35.03"}, "gpus": [A100_40]})
+    simulate({"driver": {"version": "570.124.06"}, "gpus": [A100_40]})
     assert N.nvmlDeviceGetTemperatureV(handles()[0], N.NVML_TEMPERATURE_GPU) == 36
-
-
-def test_field_values_answer_per_field(simulate: Simulate) -> None:
-    simulate()
-    (value,) = N.nvmlDeviceGetFieldValues(handles()[1], [N.NVML_FI_DEV_NVLINK_LINK_COUNT])
-    assert value.nvmlReturn == N.NVML_ERROR_NOT_SUPPORTED
 
 
 # --- driver versions --------------------------------------------------------------------------
@@ -485,6 +483,56 @@ def test_process_lists(simulate: Simulate) -> None:
     }
     assert rows == {(100, 1, 0), (101, 1, 1), (102, 5, 0), (103, 13, 0)}
     assert N.nvmlDeviceGetGraphicsRunningProcesses(gpu0) == []
+
+
+def test_process_detail_list_matches_the_process_lists(simulate: Simulate) -> None:
+    # Driver 550: the call exists from R535 (CUDA 12.2). Every process's memory is known: for
+    # NVML_VALUE_NOT_AVAILABLE pynvml's own wrapper fails (it stores None into a C integer).
+    mig = {"enabled": True, "gpu_instances": [{"profile": "7g.40gb"}]}
+    simulate(
+        {
+            "gpus": [
+                {
+                    **A100_40,
+                    "processes": [
+                        {"pid": 7, "used_memory_mib": 100},
+                        {"pid": 8, "used_memory_mib": 50, "type": "compute+graphics"},
+                    ],
+                },
+                {
+                    **A100_40,
+                    "mig": mig,
+                    "processes": [
+                        {
+                            "pid": 9,
+                            "used_memory_mib": 10,
+                            "gpu_instance_id": 0,
+                            "compute_instance_id": 0,
+                        }
+                    ],
+                },
+            ]
+        }
+    )
+    for gpu in handles():
+        for mode, listed in (
+            (N.NVML_PROCESS_MODE_COMPUTE, N.nvmlDeviceGetComputeRunningProcesses),
+            (N.NVML_PROCESS_MODE_GRAPHICS, N.nvmlDeviceGetGraphicsRunningProcesses),
+        ):
+            details = N.nvmlDeviceGetRunningProcessDetailList(gpu, N.nvmlProcessDetailList_v1, mode)
+            rows = [(p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId) for p in details]
+            assert rows == [
+                (p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId) for p in listed(gpu)
+            ]
+            assert all(p.usedGpuCcProtectedMemory == 0 for p in details)
+        assert (
+            N.nvmlDeviceGetRunningProcessDetailList(
+                gpu, N.nvmlProcessDetailList_v1, N.NVML_PROCESS_MODE_MPS
+            )
+            == []
+        )
+    with pytest.raises(N.NVMLError_ArgumentVersionMismatch):
+        N.nvmlDeviceGetRunningProcessDetailList(handles()[1], 1, N.NVML_PROCESS_MODE_COMPUTE)
 
 
 def test_two_call_protocol_at_the_c_level(simulate: Simulate) -> None:
@@ -707,12 +755,15 @@ def test_gpu_instance_profile_info(simulate: Simulate) -> None:
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu0, N.NVML_GPU_INSTANCE_PROFILE_COUNT)
     v1 = N.nvmlDeviceGetGpuInstanceProfileInfo(gpu0, N.NVML_GPU_INSTANCE_PROFILE_7_SLICE, version=1)
     assert (v1.id, v1.multiprocessorCount, v1.copyEngineCount, v1.isP2pSupported) == (0, 98, 7, 0)
-    assert N.nvmlDeviceGetGpuInstanceProfileInfoById(gpu0, 9).name == "MIG 3g.20gb"
+    with pytest.raises(N.NVMLError_FunctionNotFound):
+        N.nvmlDeviceGetGpuInstanceProfileInfoById(gpu0, 9)  # R580 on (nvml.h of CUDA 13.0)
     with pytest.raises(N.NVMLError_NotSupported):
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu1, 0)  # MIG not enabled on this GPU
     assert (
         N.nvmlDeviceGetGpuInstanceProfileInfo(gpu1, 0, version=1).id == 19
     )  # v1 only needs MIG support
+    simulate({**json.loads(FIXTURE.read_text()), "driver": {"version": "580.65.06"}})
+    assert N.nvmlDeviceGetGpuInstanceProfileInfoById(handles()[0], 9).name == "MIG 3g.20gb"
 
 
 def test_gpu_instances_info_and_placements(simulate: Simulate) -> None:
@@ -818,16 +869,17 @@ def test_fault_window_counts_samples(simulate: Simulate) -> None:
         "after_samples": 2,
         "for_samples": 1,
     }
-    simulate({"faults": [fault], "gpus": [A100_40, A100_40]})
+    machine = simulate({"faults": [fault], "gpus": [A100_40, A100_40]})
+    gpu0, gpu1 = handles()
     results = []
-    for _ in range(4):
-        gpu0, gpu1 = handles()  # one sample each
+    for _ in range(4):  # samples 1 to 4: the fault covers sample 3
         try:
             N.nvmlDeviceGetPowerUsage(gpu0)
             results.append("ok")
         except N.NVMLError_Unknown:
             results.append("Unknown")
         N.nvmlDeviceGetPowerUsage(gpu1)  # the other GPU is never affected
+        machine.advance(SAMPLE_SECONDS)
     assert results == ["ok", "ok", "Unknown", "ok"]
 
 
@@ -908,7 +960,17 @@ def test_lost_gpu_while_others_work(simulate: Simulate) -> None:
             states.append("ok")
         except N.NVMLError_GpuIsLost:
             states.append("lost")
+        machine.advance(SAMPLE_SECONDS)
     assert states == ["ok", "lost", "lost", "ok"]
+
+
+def test_scenario_time_follows_the_clock_whatever_the_client_calls(simulate: Simulate) -> None:
+    simulate({"gpus": [A100_40, {**A100_40, "lost": {"after_samples": 1}}]})
+    (_, gpu1) = handles()
+    assert N.nvmlDeviceGetTemperature(gpu1, 0) == 36
+    time.sleep(SAMPLE_SECONDS + 0.1)  # no enumeration meanwhile
+    with pytest.raises(N.NVMLError_GpuIsLost):
+        N.nvmlDeviceGetTemperature(gpu1, 0)
 
 
 def test_mig_devices_of_a_lost_gpu(simulate: Simulate) -> None:
@@ -925,14 +987,14 @@ def test_mig_devices_of_a_lost_gpu(simulate: Simulate) -> None:
 
 
 def test_xid_events_by_sample(simulate: Simulate) -> None:
-    simulate()
-    gpu0, gpu1 = [N.nvmlDeviceGetHandleByIndex(i) for i in range(2)]  # no sample yet
+    machine = simulate()
+    gpu0, gpu1 = [N.nvmlDeviceGetHandleByIndex(i) for i in range(2)]
     events = N.nvmlEventSetCreate()
     for gpu in (gpu0, gpu1):
         N.nvmlDeviceRegisterEvents(gpu, N.nvmlEventTypeXidCriticalError, events)
     seen = []
-    for _ in range(3):
-        N.nvmlDeviceGetCount()
+    for _ in range(3):  # to samples 2, 3 and 4: after 1, 2 and 3 samples
+        machine.advance(SAMPLE_SECONDS)
         try:
             data = N.nvmlEventSetWait(events, 0)
         except N.NVMLError_Timeout:

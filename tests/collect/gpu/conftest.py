@@ -7,14 +7,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pynvml
 import pytest
 
 from hwinfo import sim
 from hwinfo.collect.gpu.collector import GpuCollector
 from hwinfo.collect.sources import scenario_owners
+from hwinfo.model.gpu import GpuSystem
+from hwinfo.sim.machine import SAMPLE_SECONDS
 
 SCENARIOS = Path(sim.__file__).parent / "scenarios"
 MIB = 1 << 20
+
+
+def collect_samples(collector: GpuCollector, count: int) -> list[GpuSystem]:
+    """Collect once in each of scenario samples 1 .. count (scenario time runs on at once)."""
+    systems = []
+    for _ in range(count):
+        systems.append(collector.collect())
+        pynvml.nvmlLib.machine.advance(SAMPLE_SECONDS)
+    return systems
 
 
 def scenario_json(name: str) -> dict[str, Any]:

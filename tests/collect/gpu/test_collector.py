@@ -10,7 +10,7 @@ from hwinfo.collect.gpu.collector import GpuCollector
 from hwinfo.collect.sources import machine_owners
 from hwinfo.cpulist import parse_cpulist
 
-from .conftest import MIB, scenario_json
+from .conftest import MIB, collect_samples, scenario_json
 
 
 def _scenario_processes(gpu: dict[str, Any]) -> list[dict[str, Any]]:
@@ -133,10 +133,8 @@ def test_no_driver_is_one_clear_line(simulate: Callable[..., GpuCollector]) -> N
 
 def test_lost_gpu_leaves_the_others_reporting(simulate: Callable[..., GpuCollector]) -> None:
     collector = simulate("faults-demo")
-    before = collector.collect()
+    before, *_, after = collect_samples(collector, 4)
     assert not before.gpus[2].lost
-    for _ in range(3):
-        after = collector.collect()
     lost = after.gpus[2]
     assert lost.lost and lost.unavailable == {"gpu": "GPU is lost"}
     # What was known of it before stays, so the admin knows which board to pull.
@@ -149,7 +147,7 @@ def test_lost_gpu_leaves_the_others_reporting(simulate: Callable[..., GpuCollect
 
 def test_call_errors_keep_their_reason(simulate: Callable[..., GpuCollector]) -> None:
     collector = simulate("faults-demo")
-    samples = [collector.collect() for _ in range(5)]
+    samples = collect_samples(collector, 5)
     assert samples[3].gpus[3].power_draw_watts is not None
     gpu = samples[4].gpus[3]  # sample 5: inside the fault's window
     assert gpu.power_draw_watts is None

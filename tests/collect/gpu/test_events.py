@@ -5,13 +5,14 @@ from collections.abc import Callable
 
 from hwinfo.collect.gpu.collector import GpuCollector
 
+from .conftest import collect_samples
+
 
 def _xids(collector: GpuCollector, want: dict[int, set[int]], samples: int) -> dict[int, set[int]]:
     """Sample until the wanted XIDs were heard (events reach the listener's thread a bit later)."""
     deadline = time.monotonic() + 5
     seen: dict[int, set[int]] = {}
-    for _ in range(samples):
-        system = collector.collect()
+    system = collect_samples(collector, samples)[-1]
     while time.monotonic() < deadline:
         seen = {g.index: {e.xid for e in g.xid_errors} for g in system.gpus if g.xid_errors}
         if seen == want:
@@ -23,7 +24,7 @@ def _xids(collector: GpuCollector, want: dict[int, set[int]], samples: int) -> d
 
 def test_xid_events_are_counted_per_gpu_and_code(simulate: Callable[..., GpuCollector]) -> None:
     collector = simulate("faults-demo", listen_xids=True)
-    # faults-demo: XID 13 on GPU 0 at sample 2, XID 79 on GPU 2 at sample 3 (then it is lost).
+    # faults-demo: XID 13 on GPU 0 after 2 samples, XID 79 on GPU 2 after 3 (and it is lost).
     assert _xids(collector, {0: {13}, 2: {79}}, samples=4) == {0: {13}, 2: {79}}
     gpus = collector.collect().gpus
     (xid13,) = gpus[0].xid_errors
@@ -33,6 +34,5 @@ def test_xid_events_are_counted_per_gpu_and_code(simulate: Callable[..., GpuColl
 
 def test_one_shot_collection_does_not_listen(simulate: Callable[..., GpuCollector]) -> None:
     collector = simulate("faults-demo")
-    for _ in range(4):
-        system = collector.collect()
+    system = collect_samples(collector, 4)[-1]
     assert all(g.xid_errors == [] for g in system.gpus)

@@ -1,24 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from fixtures.simulated import simulated_system as _system
 
-from hwinfo import sim
-from hwinfo.collect.gpu.collector import GpuCollector
-from hwinfo.collect.sources import scenario_owners
-from hwinfo.model.gpu import GpuSystem
 from hwinfo.render.text.gpu import render_gpus
 from hwinfo.render.text.style import Style
-
-
-def _system(name: str, samples: int = 1) -> GpuSystem:
-    collector = GpuCollector(scenario_owners(name))
-    try:
-        for _ in range(samples):
-            system = collector.collect()
-        return system
-    finally:
-        collector.close()
-        sim.uninstall()
 
 
 @pytest.mark.parametrize("name", ["dgx-a100-mig", "faults-demo", "workstation-geforce", "vgpu-guest"])
