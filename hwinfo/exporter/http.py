@@ -43,7 +43,8 @@ _TOKEN = re.compile(_TOKEN_CHAR + "+")
 _TOKEN_START = re.compile(_TOKEN_CHAR.encode())
 _FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 _TARGET = re.compile(r"[\x21-\x7e]+")  # visible ASCII (RFC 9112 section 3.2)
-_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes '²' and '٣'
+# ASCII digits only (str.isdigit() also takes '²'), and at most what Go's 63 bits hold.
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
 _VERSION = re.compile(r"HTTP/[0-9]\.[0-9]")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 # Framing and negotiation headers belong to the server; a handler cannot set them.
@@ -698,8 +699,9 @@ class Server:
             if not isinstance(response, Response):
                 raise TypeError(f"handler returned {type(response).__name__}, not a Response")
         except Exception as exc:  # noqa: BLE001 - logged, throttled: clients can provoke it
-            self._log.warning("handler", "handler for %s failed: %r", request.path, exc,
-                              exc_info=True)
+            # One kind per route: the routes are the server's own, so the kinds are bounded.
+            self._log.warning("handler " + request.path, "handler for %s failed: %r",
+                              request.path, exc, exc_info=True)
             return _plain(HTTPStatus.INTERNAL_SERVER_ERROR)
         return response
 
@@ -890,7 +892,7 @@ def _parse_head(head: str, limits: Limits) -> _Parsed:
     if version == "HTTP/1.1" and "host" not in headers:
         raise _BadRequest(HTTPStatus.BAD_REQUEST, "no Host header")
     length = headers.get("content-length", "0")
-    if not _DIGITS.fullmatch(length):
+    if not _CONTENT_LENGTH.fullmatch(length):
         raise _BadRequest(HTTPStatus.BAD_REQUEST, "malformed Content-Length")
     path, query = _split_target(target)
     tokens = {token.strip().lower() for token in headers.get("connection", "").split(",")}
