@@ -198,8 +198,9 @@ class AuthGate(Generic[T]):
         self._thread: threading.Thread | None = None
         self._log = ThrottledLog(logger)
 
-    def admit(self, authorization: str | None, peer: str, item: T) -> Admission:
-        """The verdict on a request; for QUEUED, done(item, ok) follows on the gate's thread."""
+    def admit(self, authorization: str | None, client: str, item: T) -> Admission:
+        """The verdict on a request from client (see client_of); for QUEUED, done(item, ok)
+        follows on the gate's thread."""
         credentials = parse_basic(authorization)
         if credentials is None:
             return Admission(Verdict.DENY)
@@ -208,11 +209,10 @@ class AuthGate(Generic[T]):
         if self.auth.cached(key, user):
             return Admission(Verdict.ALLOW)
         limits = self._limits
-        client_key = client_of(peer)
         with self._lock:
-            client = self._client(client_key)
-            if client.waiting >= limits.per_client or client.failures > limits.failures - 1:
-                excess = max(1.0, client.failures - (limits.failures - 1))
+            record = self._client(client)
+            if record.waiting >= limits.per_client or record.failures > limits.failures - 1:
+                excess = max(1.0, record.failures - (limits.failures - 1))
                 return Admission(Verdict.LIMITED, math.ceil(excess * limits.forgive_after))
             check = self._pending.get(key)
             if check is None:
@@ -220,8 +220,8 @@ class AuthGate(Generic[T]):
                     return Admission(Verdict.BUSY, 1)
                 check = self._pending[key] = _Check(user, password)
                 self._queue.put(key)
-            check.waiters.append((item, client_key))
-            client.waiting += 1
+            check.waiters.append((item, client))
+            record.waiting += 1
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="hwinfo-bcrypt", daemon=True)
             self._thread.start()

@@ -32,7 +32,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from hwinfo.exporter.auth import AuthGate, BasicAuth, GateLimits, Verdict
+from hwinfo.exporter.auth import AuthGate, BasicAuth, GateLimits, Verdict, client_of
 from hwinfo.exporter.throttled_log import ThrottledLog
 from hwinfo.exporter.webconfig import WebConfig, WebConfigError, load_web_config
 
@@ -303,7 +303,7 @@ class Server:
             logger.debug("%s: %s", peer, exc)
             sock.close()
             return
-        conn = _Conn(sock, peer, now, now + self._limits.head_timeout, self._ssl)
+        conn = _Conn(sock, peer, client_of(peer), now, now + self._limits.head_timeout, self._ssl)
         self._conns.add(conn)
         conn.state = _PEEK if self._ssl is not None else _READ
         self._watch(conn, selectors.EVENT_READ)
@@ -405,15 +405,15 @@ class Server:
             return
         if parsed is None:
             return
-        self._unwatch(conn)
         if not self._auth.enabled:
             self._queue(conn, parsed)
             return
         authorization = parsed.request.headers.get("authorization")
-        admission = self._gate.admit(authorization, conn.peer, (conn, parsed))
+        admission = self._gate.admit(authorization, conn.client, (conn, parsed))
         if admission.verdict is Verdict.ALLOW:
             self._queue(conn, parsed)
         elif admission.verdict is Verdict.QUEUED:
+            self._unwatch(conn)
             conn.state = _AUTH
         elif admission.verdict is Verdict.DENY:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
@@ -435,10 +435,13 @@ class Server:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
 
     def _queue(self, conn: _Conn, parsed: _Parsed) -> None:
+        self._unwatch(conn)
         conn.state = _QUEUED
         self._waiting.append((conn, parsed, time.monotonic() + self._limits.queue_wait))
+        self._start_work()  # now, not after the rest of this turn's clients
 
-    def _dispatch(self) -> None:
+    def _start_work(self) -> None:
+        """Hand waiting requests to free workers."""
         while self._waiting and self._busy < self._limits.workers:
             conn, parsed, _ = self._waiting.popleft()
             if conn.closed:
@@ -446,6 +449,10 @@ class Server:
             self._busy += 1
             conn.state = _WORK
             self._jobs.put((conn, parsed))
+
+    def _dispatch(self) -> None:
+        """Hand waiting requests to free workers; answer 503 to those that waited too long."""
+        self._start_work()
         now = time.monotonic()
         while self._waiting and self._waiting[0][2] <= now:
             conn, parsed, _ = self._waiting.popleft()
@@ -481,7 +488,6 @@ class Server:
         self, conn: _Conn, request: Request | None, response: Response, keep_alive: bool
     ) -> None:
         """Answer from the loop; the socket takes what it can, the loop writes the rest."""
-        self._unwatch(conn)
         conn.state = _WRITE
         self._prepare(conn, request, response, keep_alive)
         try:
@@ -749,7 +755,7 @@ class Server:
         if gzipped:
             body = response.gzip_body if response.gzip_body is not None else gzip_bytes(body)
         status = response.status
-        lines = [f"HTTP/1.1 {int(status)} {_phrase(status)}", f"Date: {formatdate(usegmt=True)}"]
+        lines = [f"HTTP/1.1 {int(status)} {_phrase(status)}", f"Date: {_http_date()}"]
         bodiless = status in (HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED)
         if not bodiless:
             lines += [f"Content-Type: {response.content_type}", f"Content-Length: {len(body)}"]
@@ -772,7 +778,7 @@ class _Conn:
     """One client connection: where it is, what it sent unanswered, what it has yet to take."""
 
     __slots__ = (
-        "buffer", "closed", "deadline", "drained", "events", "failed", "keep_alive",
+        "buffer", "client", "closed", "deadline", "drained", "events", "failed", "keep_alive",
         "last_active", "output", "peer", "scanned", "sock", "state", "tls", "wants",
         "write_deadline",
     )  # fmt: skip
@@ -781,12 +787,14 @@ class _Conn:
         self,
         sock: socket.socket,
         peer: str,
+        client: str,
         now: float,
         deadline: float,
         tls: ssl.SSLContext | None,
     ) -> None:
         self.sock = sock
         self.peer = peer
+        self.client = client  # whom its failed logins count against (auth.client_of)
         self.tls = tls  # the TLS settings when it connected, for its handshake
         self.state = _READ
         self.buffer = bytearray()
@@ -855,6 +863,18 @@ _UNAUTHORIZED = Response(
 def _plain(status: HTTPStatus, headers: Mapping[str, str] | None = None) -> Response:
     """A generic text response that says no more than its status."""
     return Response(status, f"{status.phrase}\n".encode(), headers=headers or {})
+
+
+_date: tuple[int, str] = (0, "")
+
+
+def _http_date() -> str:
+    """The Date header's value, formatted once a second rather than once a response."""
+    global _date
+    now = int(time.time())
+    if _date[0] != now:
+        _date = (now, formatdate(now, usegmt=True))
+    return _date[1]
 
 
 def _phrase(status: int) -> str:

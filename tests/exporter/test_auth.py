@@ -204,8 +204,8 @@ def test_a_cached_login_is_allowed_at_once_while_bcrypt_is_busy(
     slow = BasicAuth({"alice": make_hash(b"secret"), "bob": make_hash(b"pw", cost=14)})
     gate, verdicts = new_gate(slow)
     assert slow.verify("alice", b"secret")  # cached
-    assert gate.admit(header("bob", "guess"), "10.0.0.9:4000", "bob").verdict is Verdict.QUEUED
-    admission = gate.admit(header("alice", "secret"), "10.0.0.9:4001", "alice")
+    assert gate.admit(header("bob", "guess"), "10.0.0.9", "bob").verdict is Verdict.QUEUED
+    admission = gate.admit(header("alice", "secret"), "10.0.0.9", "alice")
     assert admission.verdict is Verdict.ALLOW
     assert verdicts.got == []  # answered while bcrypt was still at work
     assert verdicts.wait(1) == [("bob", False)]
@@ -217,7 +217,7 @@ def test_no_credentials_are_denied_without_bcrypt(
     users = BasicAuth({"alice": make_hash(b"secret")})
     gate, _ = new_gate(users)
     for value in (None, "", "Bearer x", "Basic !!!"):
-        assert gate.admit(value, "10.0.0.1:1", "x") == Admission(Verdict.DENY)
+        assert gate.admit(value, "10.0.0.1", "x") == Admission(Verdict.DENY)
     assert checked == []
 
 
@@ -226,12 +226,12 @@ def test_the_gate_checks_and_calls_back(
 ) -> None:
     users = BasicAuth({"alice": make_hash(b"secret")})
     gate, verdicts = new_gate(users)
-    assert gate.admit(header("alice", "secret"), "10.0.0.1:1", "right").verdict is Verdict.QUEUED
-    assert gate.admit(header("alice", "nope"), "10.0.0.2:1", "wrong").verdict is Verdict.QUEUED
-    assert gate.admit(header("mallory", "x"), "10.0.0.3:1", "unknown").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "secret"), "10.0.0.1", "right").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "nope"), "10.0.0.2", "wrong").verdict is Verdict.QUEUED
+    assert gate.admit(header("mallory", "x"), "10.0.0.3", "unknown").verdict is Verdict.QUEUED
     assert sorted(verdicts.wait(3)) == [("right", True), ("unknown", False), ("wrong", False)]
     # From now on the right password is cached: allowed at once.
-    assert gate.admit(header("alice", "secret"), "10.0.0.1:1", "again").verdict is Verdict.ALLOW
+    assert gate.admit(header("alice", "secret"), "10.0.0.1", "again").verdict is Verdict.ALLOW
 
 
 def test_identical_credentials_waiting_together_share_one_check(
@@ -239,9 +239,9 @@ def test_identical_credentials_waiting_together_share_one_check(
 ) -> None:
     slow = BasicAuth({"bob": make_hash(b"pw", cost=12), "alice": make_hash(b"secret")})
     gate, verdicts = new_gate(slow, limits=GateLimits(per_client=100))
-    assert gate.admit(header("bob", "first"), "10.0.0.1:1", "first").verdict is Verdict.QUEUED
+    assert gate.admit(header("bob", "first"), "10.0.0.1", "first").verdict is Verdict.QUEUED
     for n in range(5):  # queued behind the slow check, all with the same password
-        admission = gate.admit(header("alice", "secret"), f"10.0.0.{n}:2", f"login-{n}")
+        admission = gate.admit(header("alice", "secret"), f"10.0.0.{n}", f"login-{n}")
         assert admission.verdict is Verdict.QUEUED
     got = verdicts.wait(6)
     assert sorted(got[1:]) == [(f"login-{n}", True) for n in range(5)]
@@ -257,23 +257,23 @@ def test_a_client_past_its_share_is_turned_away_at_once(
     gate, verdicts = new_gate(users, limits=limits, clock=clock)
     # At most two of its checks wait at a time...
     for n in range(2):
-        assert gate.admit(header("alice", f"g{n}"), "10.0.0.7:1", "x").verdict is Verdict.QUEUED
-    assert gate.admit(header("alice", "g2"), "10.0.0.7:2", "x").verdict is Verdict.LIMITED
+        assert gate.admit(header("alice", f"g{n}"), "10.0.0.7", "x").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "g2"), "10.0.0.7", "x").verdict is Verdict.LIMITED
     verdicts.wait(2)
-    assert gate.admit(header("alice", "g3"), "10.0.0.7:3", "x").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "g3"), "10.0.0.7", "x").verdict is Verdict.QUEUED
     verdicts.wait(3)
     # ... and three failures on record are its share: the next attempt gets 429 at once,
     # whatever the user name, so the answer tells nothing about which users exist.
     for user in ("alice", "mallory"):
-        admission = gate.admit(header(user, "g4"), "10.0.0.7:4", "x")
+        admission = gate.admit(header(user, "g4"), "10.0.0.7", "x")
         assert admission == Admission(Verdict.LIMITED, 10)
     # Other clients are not affected, and a cached login never is.
-    assert gate.admit(header("alice", "g5"), "10.0.0.8:1", "y").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "g5"), "10.0.0.8", "y").verdict is Verdict.QUEUED
     assert users.verify("alice", b"secret")
-    assert gate.admit(header("alice", "secret"), "10.0.0.7:5", "z").verdict is Verdict.ALLOW
+    assert gate.admit(header("alice", "secret"), "10.0.0.7", "z").verdict is Verdict.ALLOW
     # Failures are forgiven one per forgive_after.
     clock.now += 10.5
-    assert gate.admit(header("alice", "g6"), "10.0.0.7:6", "x").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "g6"), "10.0.0.7", "x").verdict is Verdict.QUEUED
 
 
 def test_a_full_queue_answers_busy(
@@ -282,8 +282,8 @@ def test_a_full_queue_answers_busy(
     slow = BasicAuth({"bob": make_hash(b"pw", cost=12)})
     gate, verdicts = new_gate(slow, limits=GateLimits(queue=2, per_client=100))
     for n in range(2):
-        assert gate.admit(header("bob", f"g{n}"), f"10.0.{n}.1:1", n).verdict is Verdict.QUEUED
-    assert gate.admit(header("bob", "g3"), "10.0.9.1:1", 3) == Admission(Verdict.BUSY, 1)
+        assert gate.admit(header("bob", f"g{n}"), f"10.0.{n}.1", n).verdict is Verdict.QUEUED
+    assert gate.admit(header("bob", "g3"), "10.0.9.1", 3) == Admission(Verdict.BUSY, 1)
     verdicts.wait(2)
 
 
@@ -300,7 +300,7 @@ def test_a_failing_check_fails_closed_and_logs_one_line(
 
     monkeypatch.setattr(auth.bcrypt, "checkpw", broken)
     for n in range(5):
-        gate.admit(header("alice", f"secret{n}"), "10.0.0.1:1", str(n))
+        gate.admit(header("alice", f"secret{n}"), "10.0.0.1", str(n))
     assert [ok for _, ok in verdicts.wait(5)] == [False] * 5
     assert [r.getMessage() for r in caplog.records] == [
         "password check failed: ValueError('Invalid salt')"
