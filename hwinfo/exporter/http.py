@@ -135,7 +135,9 @@ _AUTH = "auth"  # a complete request waiting for bcrypt
 _WORK = "work"  # in a worker
 _WRITE = "write"  # the rest of a response waiting for the socket to take it
 _LINGER = "linger"  # answered for the last time; draining the client's input before closing
-_WATCHED = frozenset({_PEEK, _HANDSHAKE, _READ, _WRITE, _LINGER})
+_PAUSED = "paused"  # told to come back later (429, 503): not read again until Retry-After
+# The states in which the loop alone holds a connection, with a deadline.
+_IN_LOOP = frozenset({_PEEK, _HANDSHAKE, _READ, _WRITE, _LINGER, _PAUSED})
 
 
 class Server:
@@ -279,8 +281,8 @@ class Server:
 
     def _admit(self, sock: socket.socket, peer: str) -> None:
         if len(self._conns) >= self._limits.connections:
-            watched = [c for c in self._conns if c.state in _WATCHED]
-            if not watched:
+            idle = [c for c in self._conns if c.state in _IN_LOOP]
+            if not idle:
                 self._log.warning(
                     "refused", "%d connections open, all of them busy: refusing new ones (%s)",
                     self._limits.connections, peer,
@@ -288,7 +290,7 @@ class Server:
                 sock.close()
                 return
             # The connection that has been quiet longest makes room for the new one.
-            quiet = min(watched, key=lambda c: c.last_active)
+            quiet = min(idle, key=lambda c: c.last_active)
             self._log.warning(
                 "evicted", "%d connections open: closed the one quiet longest (%s, %s, "
                 "quiet %.0f s) for %s", self._limits.connections, quiet.peer, quiet.state,
@@ -423,6 +425,9 @@ class Server:
             if not limited:
                 self._log.warning("auth-busy", "too many password checks waiting: answering 503")
             response = _plain(status, {"Retry-After": str(admission.retry_after)})
+            # Answered at once, but its next request is not read before Retry-After: a client
+            # that asks again at once gets its answers no faster, and costs the loop nothing.
+            conn.resume_at = time.monotonic() + admission.retry_after
             self._answer_now(conn, parsed.request, response, parsed.keep_alive)
 
     def _checked(self, conn: _Conn, parsed: _Parsed, ok: bool) -> None:
@@ -516,6 +521,10 @@ class Server:
             self._watch(conn, conn.wants)
         elif not conn.keep_alive or self._stopping:
             self._linger(conn)
+        elif conn.resume_at > time.monotonic():
+            self._unwatch(conn)
+            conn.state = _PAUSED
+            conn.deadline = conn.resume_at
         else:
             now = time.monotonic()
             conn.state = _READ
@@ -557,8 +566,10 @@ class Server:
             self._close(conn)
 
     def _sweep(self, now: float) -> None:
-        for conn in [c for c in self._conns if c.state in _WATCHED and c.deadline <= now]:
-            if conn.state == _READ and not conn.buffer:
+        for conn in [c for c in self._conns if c.state in _IN_LOOP and c.deadline <= now]:
+            if conn.state == _PAUSED:
+                self._guarded(conn, self._after_write)  # its time out is over
+            elif conn.state == _READ and not conn.buffer:
                 self._close(conn)  # an idle keep-alive connection, expired
             else:
                 self._drop(conn, f"timed out ({conn.state})")
@@ -779,7 +790,7 @@ class _Conn:
 
     __slots__ = (
         "buffer", "client", "closed", "deadline", "drained", "events", "failed", "keep_alive",
-        "last_active", "output", "peer", "scanned", "sock", "state", "tls", "wants",
+        "last_active", "output", "peer", "resume_at", "scanned", "sock", "state", "tls", "wants",
         "write_deadline",
     )  # fmt: skip
 
@@ -809,6 +820,7 @@ class _Conn:
         self.failed = False  # the answer could not be made or sent: close
         self.closed = False
         self.drained = 0
+        self.resume_at = 0.0  # monotonic time before which the next request is not read
 
     def take_request(self, limits: Limits) -> _Parsed | None:
         """Parse and remove the request head at the start of buffer; None while incomplete."""

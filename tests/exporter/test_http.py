@@ -712,3 +712,25 @@ def test_reload_reads_the_web_config_even_when_its_file_looks_unchanged(
         assert wait_for(lambda: fetch(server, "/", headers=basic("alice", "new"))[0] == 200)
     assert fetch(server, "/", headers=basic("alice", "old"))[0] == 401
     assert f"web config reloaded from {path} (on request)" in caplog.messages
+
+
+def test_a_client_told_to_retry_later_is_not_read_before_then(
+    serve: ServeFactory, tmp_path: Path
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(auth=GateLimits(failures=1, forgive_after=1))
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    assert fetch(server, "/", headers=basic("alice", "wrong"))[0] == 401
+    guess = basic("alice", "again")["Authorization"]
+    request = f"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: {guess}\r\n\r\n".encode()
+    with socket.create_connection(server.address, timeout=10) as sock:
+        started = time.monotonic()
+        sock.sendall(request * 2)  # the second asks again at once
+        first = sock.recv(65536)
+        answered = time.monotonic() - started
+        second = sock.recv(65536)
+        again = time.monotonic() - started
+    assert first.startswith(b"HTTP/1.1 429 ") and b"Retry-After: 1\r\n" in first
+    assert second.startswith(b"HTTP/1.1 ")
+    assert answered < 0.5  # at once
+    assert again >= 0.9  # not before Retry-After
