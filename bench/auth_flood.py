@@ -1,13 +1,14 @@
 """Scrape latency while slow readers and a wrong-password flood attack `hwinfo serve`.
 
-    python bench/auth_flood.py [--runs 3] [--seconds 20]
+    python bench/auth_flood.py [--runs 3] [--seconds 20] [--reconnect]
 
 Each run starts `hwinfo serve --simulate dgx-a100-mig --process-metrics` with a web config
 that has basic auth (bcrypt, cost 10, as `htpasswd -nBC 10` makes), then, from a second
 process (asyncio, so the attack costs one core at most):
 - 16 slow readers pipeline /metrics with valid credentials and a 4 KiB receive buffer and
   never read (each reconnects every 5 s);
-- 48 clients send wrong passwords on keep-alive connections as fast as they are answered.
+- 48 clients send wrong passwords on keep-alive connections as fast as they are answered
+  (with --reconnect, each attempt on a new connection, which the server cannot slow down).
 Meanwhile one scraper in this process, with valid credentials (cached after its first
 request) and gzip, as Prometheus scrapes, scrapes every 20 ms and times each scrape.
 A run ends with SIGTERM while the attack goes on, and says how long the daemon took to end.
@@ -35,7 +36,7 @@ import bcrypt
 from exporter import start_daemon
 
 USER, PASSWORD = "prometheus", "s3cret-scrape-password"
-SLOW_READERS, FLOODERS = 16, int(__import__("os").environ.get("FLOODERS", 48))
+SLOW_READERS, FLOODERS = 16, 48
 SCRAPE_EVERY = 0.020  # seconds between the end of one scrape and the next
 SCRAPE_TIMEOUT = 5.0  # a scrape slower than this counts as failed
 TARGET_P99_MS = 50.0
@@ -115,7 +116,7 @@ async def slow_reader(port: int, end: float) -> None:
             sock.close()
 
 
-async def flooder(port: int, end: float, n: int, tally: Counter[str]) -> None:
+async def flooder(port: int, end: float, n: int, tally: Counter[str], reconnect: bool) -> None:
     loop = asyncio.get_running_loop()
     attempt = 0
     while loop.time() < end:
@@ -138,7 +139,7 @@ async def flooder(port: int, end: float, n: int, tally: Counter[str]) -> None:
                     if name.lower() == b"content-length":
                         length = int(value)
                 await reader.readexactly(length)
-                if b"Connection: close" in head:
+                if reconnect or b"Connection: close" in head:
                     break
         except (OSError, asyncio.IncompleteReadError):
             tally["connection lost"] += 1
@@ -146,20 +147,35 @@ async def flooder(port: int, end: float, n: int, tally: Counter[str]) -> None:
             writer.close()
 
 
-async def attack(port: int, seconds: float) -> Counter[str]:
+async def attack(port: int, seconds: float, reconnect: bool, tally: Counter[str]) -> None:
     end = asyncio.get_running_loop().time() + seconds
-    tally: Counter[str] = Counter()
     await asyncio.gather(*(slow_reader(port, end) for _ in range(SLOW_READERS)),
-                         *(flooder(port, end, n, tally) for n in range(FLOODERS)))
+                         *(flooder(port, end, n, tally, reconnect) for n in range(FLOODERS)))
+
+
+def run_attack(port: int, seconds: float, reconnect: bool) -> Counter[str]:
+    """The attack until its time is up or SIGINT; the answers it got, by status."""
+    tally: Counter[str] = Counter()
+
+    async def main() -> None:
+        task = asyncio.ensure_future(attack(port, seconds, reconnect, tally))
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(main())
     return tally
 
 
-def one_run(config: Path, seconds: float) -> dict[str, float]:
+def one_run(config: Path, seconds: float, reconnect: bool) -> dict[str, float]:
     proc, port = start_daemon("--web-config", str(config))
     try:
         wait_ready(port)
         attacker = subprocess.Popen(
-            [sys.executable, __file__, "--attack", str(port), str(seconds + 4)],
+            [sys.executable, __file__, "--attack", str(port), str(seconds + 2),
+             *(["--reconnect"] if reconnect else [])],
             stdout=subprocess.PIPE, text=True,
         )
         time.sleep(1.0)  # let the attack reach full strength
@@ -168,6 +184,7 @@ def one_run(config: Path, seconds: float) -> dict[str, float]:
         proc.send_signal(signal.SIGTERM)  # while the attack goes on
         proc.wait(timeout=30)
         stop_s = time.monotonic() - started
+        attacker.send_signal(signal.SIGINT)  # it prints what it got so far and ends
         tally = json.loads(attacker.communicate(timeout=60)[0])
     finally:
         if proc.poll() is None:
@@ -180,11 +197,10 @@ def one_run(config: Path, seconds: float) -> dict[str, float]:
         "max_ms": max(latencies, default=float("nan")),
         "stop_s": stop_s,
     }
-    attempts = sum(v for k, v in tally.items() if k.isdigit())
+    answers = {k: v for k, v in sorted(tally.items()) if k.isdigit()}
     print(f"  scrapes {result['scrapes']}, failed {failed}, median {result['median_ms']:.1f} ms, "
-          f"p99 {result['p99_ms']:.1f} ms, max {result['max_ms']:.1f} ms; "
-          f"wrong-password answers {attempts} ({dict(tally)}); "
-          f"stopped {stop_s:.2f} s after SIGTERM")
+          f"p99 {result['p99_ms']:.1f} ms, max {result['max_ms']:.1f} ms; wrong-password "
+          f"answers {sum(answers.values())} {answers}; stopped {stop_s:.2f} s after SIGTERM")
     return result
 
 
@@ -192,23 +208,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=20.0, help="scraping time per run")
+    parser.add_argument("--reconnect", action="store_true",
+                        help="each wrong-password attempt on a new connection")
     parser.add_argument("--attack", nargs=2, metavar=("PORT", "SECONDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.attack:
-        tally = asyncio.run(attack(int(args.attack[0]), float(args.attack[1])))
-        print(json.dumps(tally))
+        print(json.dumps(run_attack(int(args.attack[0]), float(args.attack[1]), args.reconnect)))
         return
     with tempfile.TemporaryDirectory() as where:
         config = Path(where) / "web-config.yml"
         hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(10)).decode()
         config.write_text(f"basic_auth_users:\n  {USER}: '{hashed}'\n")
-        print(f"{SLOW_READERS} slow readers and {FLOODERS} wrong-password clients; "
+        how = "a new connection per attempt" if args.reconnect else "keep-alive"
+        print(f"{SLOW_READERS} slow readers and {FLOODERS} wrong-password clients ({how}); "
               f"one scraper every {SCRAPE_EVERY * 1000:.0f} ms for {args.seconds:g} s; "
               f"{args.runs} runs")
         results = []
         for run in range(args.runs):
             print(f"run {run + 1}:")
-            results.append(one_run(config, args.seconds))
+            results.append(one_run(config, args.seconds, args.reconnect))
     med = {key: statistics.median(r[key] for r in results) for key in results[0]}
     verdict = "ok" if med["p99_ms"] <= TARGET_P99_MS and max(r["failed"] for r in results) == 0 \
         else "OVER"

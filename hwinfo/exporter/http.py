@@ -2,14 +2,15 @@
 
 The thread that calls serve_forever() runs an event loop (selectors) that owns every
 connection except while a worker answers it: idle between requests, in its TLS handshake,
-sending its request head, waiting for bcrypt, or taking the rest of a response it does not
-read fast enough. Slow, silent or flooding clients therefore cost a file descriptor and a
-little memory, never a thread. A complete request head is judged by the loop (parsing,
-cached credentials); a fixed pool of worker threads calls the route's handler and writes
-what the socket takes at once, then hands the connection back. A request that finds every
-worker busy waits in the loop for at most Limits.queue_wait and is then answered 503.
-Password checks that need bcrypt go to the auth gate's own bounded queue (auth.py).
-The thread count is 1 + Limits.workers (+ 1 for bcrypt) whatever the clients do.
+sending its request head, waiting for bcrypt, taking the rest of a response it does not
+read fast enough, or told to retry later. Slow, silent or flooding clients therefore cost a
+file descriptor and a little memory, never a thread. The loop judges each complete request
+head (parsing, cached credentials) and answers errors itself; a fixed pool of worker
+threads calls the route's handler and writes what the socket takes at once, then hands
+the connection back. A request that finds every worker busy waits in the loop for at most
+Limits.queue_wait and is then answered 503. Password checks that need bcrypt go to the
+auth gate's own bounded queue (auth.py). The thread count is 1 + Limits.workers (+ 1 for
+bcrypt) whatever the clients do, and shutdown() ends serve_forever() within _STOP_GRACE.
 """
 
 from __future__ import annotations
