@@ -16,6 +16,7 @@ import bcrypt
 import pytest
 from conftest import require_tool
 
+from hwinfo.exporter import http as http_module
 from hwinfo.exporter.auth import GateLimits
 from hwinfo.exporter.http import Limits, Request, Response, Server, ServerError, gzip_bytes
 from hwinfo.exporter.webconfig import WebConfig, load_web_config
@@ -734,3 +735,23 @@ def test_a_client_told_to_retry_later_is_not_read_before_then(
     assert second.startswith(b"HTTP/1.1 ")
     assert answered < 0.5  # at once
     assert again >= 0.9  # not before Retry-After
+
+
+def test_a_bug_in_request_handling_gives_500_and_one_line(
+    serve: ServeFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def buggy_parser(head: str, limits: Limits) -> None:
+        raise RuntimeError("parser bug")
+
+    server = serve(ROUTES)
+    monkeypatch.setattr(http_module, "_parse_head", buggy_parser)
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"):
+        for _ in range(10):
+            answer = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert answer.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "RuntimeError('parser bug')"
+    ]
+    assert not caplog.records[0].exc_info
+    monkeypatch.undo()
+    assert fetch(server, "/")[0] == 200
