@@ -239,13 +239,23 @@ class Server:
         timeout = _SWEEP_INTERVAL
         if self._waiting:
             timeout = min(timeout, max(0.0, self._waiting[0][2] - now))
+        accept = False
+        others: list[_Conn] = []
+        # Connections that logged in go first: however many connections an attacker opens,
+        # they do not stand between a scraper and the loop.
         for key, _ in self._selector.select(timeout):
             if key.data is _LISTENER:
-                self._accept()
+                accept = True
             elif key.data is _WAKE:
                 self._drain_wake()
-            else:
+            elif key.data.trusted:
                 self._guarded(key.data, self._on_ready)
+            else:
+                others.append(key.data)
+        for conn in others:
+            self._guarded(conn, self._on_ready)
+        if accept:
+            self._accept()
         self._take_inbox()
         self._dispatch()
         now = time.monotonic()
@@ -414,6 +424,7 @@ class Server:
         authorization = parsed.request.headers.get("authorization")
         admission = self._gate.admit(authorization, conn.client, (conn, parsed))
         if admission.verdict is Verdict.ALLOW:
+            conn.trusted = True
             self._queue(conn, parsed)
         elif admission.verdict is Verdict.QUEUED:
             self._unwatch(conn)
@@ -436,6 +447,7 @@ class Server:
         if conn.closed:
             return
         if ok:
+            conn.trusted = True
             self._queue(conn, parsed)
         else:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
@@ -791,7 +803,8 @@ class _Conn:
 
     __slots__ = (
         "buffer", "client", "closed", "deadline", "drained", "events", "failed", "keep_alive",
-        "last_active", "output", "peer", "resume_at", "scanned", "sock", "state", "tls", "wants",
+        "last_active", "output", "peer", "resume_at", "scanned", "sock", "state", "tls", "trusted",
+        "wants",
         "write_deadline",
     )  # fmt: skip
 
@@ -822,6 +835,7 @@ class _Conn:
         self.closed = False
         self.drained = 0
         self.resume_at = 0.0  # monotonic time before which the next request is not read
+        self.trusted = False  # it sent valid credentials: the loop serves it first
 
     def take_request(self, limits: Limits) -> _Parsed | None:
         """Parse and remove the request head at the start of buffer; None while incomplete."""
