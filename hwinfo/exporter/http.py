@@ -300,8 +300,8 @@ class Server:
                 )  # fmt: skip
                 sock.close()
                 return
-            # The connection that has been quiet longest makes room for the new one.
-            quiet = min(idle, key=lambda c: c.last_active)
+            # The connection quiet longest makes room, one that logged in only if none other can.
+            quiet = min(idle, key=lambda c: (c.trusted, c.last_active))
             self._log.warning(
                 "evicted", "%d connections open: closed the one quiet longest (%s, %s, "
                 "quiet %.0f s) for %s", self._limits.connections, quiet.peer, quiet.state,

@@ -755,3 +755,28 @@ def test_a_bug_in_request_handling_gives_500_and_one_line(
     assert not caplog.records[0].exc_info
     monkeypatch.undo()
     assert fetch(server, "/")[0] == 200
+
+
+def test_a_logged_in_connection_is_evicted_last(serve: ServeFactory, tmp_path: Path) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(connections=3)
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    scraper = http.client.HTTPConnection(*server.address, timeout=10)
+
+    def scrape() -> int:
+        scraper.request("GET", "/", headers=basic("alice", "secret"))
+        response = scraper.getresponse()
+        response.read()
+        return response.status
+
+    assert scrape() == 200  # the quietest connection from now on
+    silent = [socket.create_connection(server.address, timeout=10) for _ in range(2)]
+    try:
+        time.sleep(0.1)
+        assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200
+        assert read_until_closed(silent[0]) == b""  # evicted instead of the scraper
+        assert scrape() == 200
+    finally:
+        for sock in silent:
+            sock.close()
+        scraper.close()
