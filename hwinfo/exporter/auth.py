@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -277,6 +278,11 @@ def client_of(peer: str) -> str:
         host = peer[1:].partition("]")[0]
     else:
         host = peer.rpartition(":")[0] or peer
+    return _client_of_host(host)
+
+
+@functools.lru_cache(maxsize=4096)  # one attacker opening connections by the thousand
+def _client_of_host(host: str) -> str:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

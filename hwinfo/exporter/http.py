@@ -16,7 +16,9 @@ bcrypt) whatever the clients do, and shutdown() ends serve_forever() within _STO
 from __future__ import annotations
 
 import collections
+import functools
 import gzip
+import heapq
 import logging
 import os
 import queue
@@ -300,14 +302,19 @@ class Server:
                 )  # fmt: skip
                 sock.close()
                 return
-            # The connection quiet longest makes room, one that logged in only if none other can.
-            quiet = min(idle, key=lambda c: (c.trusted, c.last_active))
+            # The connections quiet longest make room, one that logged in only if no other
+            # can; 1/64 of the limit at a time, so a stream of new connections does not pay
+            # for a scan each.
+            untrusted = [c for c in idle if not c.trusted]
+            batch = max(1, self._limits.connections // 64) if untrusted else 1
+            quiet = heapq.nsmallest(batch, untrusted or idle, key=lambda c: c.last_active)
             self._log.warning(
-                "evicted", "%d connections open: closed the one quiet longest (%s, %s, "
-                "quiet %.0f s) for %s", self._limits.connections, quiet.peer, quiet.state,
-                time.monotonic() - quiet.last_active, peer,
+                "evicted", "%d connections open: closed the %d quiet longest (from %s, %s, "
+                "quiet %.0f s) for %s", self._limits.connections, len(quiet), quiet[0].peer,
+                quiet[0].state, time.monotonic() - quiet[0].last_active, peer,
             )  # fmt: skip
-            self._close(quiet)
+            for conn in quiet:
+                self._close(conn)
         now = time.monotonic()
         try:
             sock.setblocking(False)
@@ -334,6 +341,8 @@ class Server:
             self._write(conn)
         elif conn.state == _LINGER:
             self._drain(conn)
+        elif conn.state == _PAUSED:
+            self._wait_out(conn)
 
     def _peek(self, conn: _Conn) -> None:
         """On a TLS port: start the handshake, or tell a plain-HTTP client what is wrong."""
@@ -382,6 +391,17 @@ class Server:
 
     def _read(self, conn: _Conn) -> None:
         """Take what the client has sent, then act on it once the request head is complete."""
+        if self._receive(conn):
+            self._watch(conn, selectors.EVENT_READ)
+            self._advance(conn)
+
+    def _wait_out(self, conn: _Conn) -> None:
+        """While paused: notice a client that leaves; keep what it sends for later."""
+        if self._receive(conn) and len(conn.buffer) > self._limits.head_bytes:
+            self._unwatch(conn)  # enough to act on when the pause ends; the rest can wait
+
+    def _receive(self, conn: _Conn) -> bool:
+        """Add what the client sent to buffer (up to a head's worth); False if it is closed."""
         while len(conn.buffer) <= self._limits.head_bytes:
             try:
                 data = conn.sock.recv(65536)
@@ -389,13 +409,13 @@ class Server:
                 break
             except ssl.SSLWantWriteError:
                 self._watch(conn, selectors.EVENT_WRITE)
-                return
+                return False
             except OSError as exc:
                 self._drop(conn, f"read failed: {exc}")
-                return
+                return False
             if not data:
                 self._close(conn)  # the client closed: the normal end of a keep-alive connection
-                return
+                return False
             now = time.monotonic()
             # From its first byte a request head has head_timeout to arrive, however long
             # the connection was allowed to stay idle before.
@@ -405,8 +425,7 @@ class Server:
             # TLS can hold decrypted bytes the selector does not see; read them now.
             if not (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
                 break
-        self._watch(conn, selectors.EVENT_READ)
-        self._advance(conn)
+        return True
 
     def _advance(self, conn: _Conn) -> None:
         """Judge the connection's complete request: answer it now, or queue it."""
@@ -436,7 +455,7 @@ class Server:
             status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
             if not limited:
                 self._log.warning("auth-busy", "too many password checks waiting: answering 503")
-            response = _plain(status, {"Retry-After": str(admission.retry_after)})
+            response = _retry_later(status, admission.retry_after)
             # Answered at once, but its next request is not read before Retry-After: a client
             # that asks again at once gets its answers no faster, and costs the loop nothing.
             conn.resume_at = time.monotonic() + admission.retry_after
@@ -535,9 +554,10 @@ class Server:
         elif not conn.keep_alive or self._stopping:
             self._linger(conn)
         elif conn.resume_at > time.monotonic():
-            self._unwatch(conn)
             conn.state = _PAUSED
             conn.deadline = conn.resume_at
+            # Still watched, so that a client that hangs up is let go at once.
+            self._watch(conn, selectors.EVENT_READ)
         else:
             now = time.monotonic()
             conn.state = _READ
@@ -902,6 +922,11 @@ def _http_date() -> str:
     if _date[0] != now:
         _date = (now, formatdate(now, usegmt=True))
     return _date[1]
+
+
+@functools.lru_cache(maxsize=64)  # asked for thousands of times a second in a flood
+def _retry_later(status: HTTPStatus, seconds: int) -> Response:
+    return _plain(status, {"Retry-After": str(seconds)})
 
 
 def _phrase(status: int) -> str:

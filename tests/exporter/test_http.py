@@ -347,7 +347,7 @@ def test_the_oldest_idle_connection_makes_room(
     # Said once, then held back: whoever fills the table cannot fill the log too.
     (record,) = caplog.records
     assert record.levelname == "WARNING"
-    assert record.getMessage().startswith("3 connections open: closed the one quiet longest (")
+    assert record.getMessage().startswith("3 connections open: closed the 1 quiet longest (from ")
 
 
 def slow_reader(server: Server, path: str, requests: int = 20) -> socket.socket:
@@ -780,3 +780,26 @@ def test_a_logged_in_connection_is_evicted_last(serve: ServeFactory, tmp_path: P
         for sock in silent:
             sock.close()
         scraper.close()
+
+
+def test_a_client_that_hangs_up_while_told_to_wait_is_let_go_at_once(
+    serve: ServeFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(connections=2, auth=GateLimits(failures=1, forgive_after=30))
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200  # cached
+    assert fetch(server, "/", headers=basic("alice", "wrong"))[0] == 401
+    # Told to come back in 30 s, it hangs up instead, as an attacker that reconnects does.
+    with socket.create_connection(server.address, timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                     + basic("alice", "again")["Authorization"].encode() + b"\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 429 ")
+    time.sleep(0.3)
+    with (
+        caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"),
+        socket.create_connection(server.address, timeout=10),
+    ):
+        time.sleep(0.1)
+        assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200
+    assert caplog.records == []  # two connections: no eviction, the paused one was closed
