@@ -681,7 +681,7 @@ class Server:
             return
         # Remembered even when loading fails, so that a broken file is reported once.
         self._stamp = stamp
-        self._reload("on request" if requested else "changed")
+        self._reload("on request" if requested else "its files changed")
 
     def _reload(self, why: str) -> None:
         """The one way a running server's web config changes: loaded, vetted, then applied."""
