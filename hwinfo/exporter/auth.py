@@ -1,20 +1,42 @@
-"""HTTP basic auth against bcrypt hashes, with a cache so that a scrape pays for bcrypt once."""
+"""HTTP basic auth against bcrypt hashes, kept off the request path.
+
+A verified login is cached, so a scrape pays for bcrypt once. Everything else that needs
+bcrypt goes through a gate: a bounded queue served by one thread, which hands each verdict
+back to the caller. A client (by address) may have a few checks waiting and a few recent
+failures; past that it is turned away at once. So a flood of wrong passwords costs at most
+one core, holds no HTTP worker, and never delays a request whose login is cached.
+"""
 
 from __future__ import annotations
 
 import base64
+import enum
+import functools
 import hashlib
 import hmac
+import ipaddress
+import logging
+import math
+import queue
 import secrets
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import bcrypt
+
+from hwinfo.exporter.throttled_log import ThrottledLog
+
+logger = logging.getLogger(__name__)
 
 # bcrypt reads only the first 72 bytes of a password. Longer ones are refused (after the same
 # work as any other check) so that two passwords sharing their first 72 bytes are not both good.
 MAX_PASSWORD_BYTES = 72
+
+T = TypeVar("T")
 
 
 def parse_basic(authorization: str | None) -> tuple[str, bytes] | None:
@@ -58,18 +80,14 @@ class BasicAuth:
         with self._lock:
             self._users = dict(users)
 
-    def check(self, authorization: str | None) -> bool:
-        """Whether an Authorization header value carries valid credentials."""
-        credentials = parse_basic(authorization)
-        return credentials is not None and self.verify(*credentials)
-
     def verify(self, user: str, password: bytes) -> bool:
-        key = self._cache_key(user, password)
-        if self._cached(key, user):
+        """Whether the credentials are valid: from the cache, or else by bcrypt (slow)."""
+        key = self.cache_key(user, password)
+        if self.cached(key, user):
             return True
         with self._bcrypt_lock:
             # Scrapers that arrived together wait here for the first one's check, then pass.
-            if self._cached(key, user):
+            if self.cached(key, user):
                 return True
             with self._lock:
                 hashed = self._users.get(user)
@@ -87,8 +105,15 @@ class BasicAuth:
                     self._cache.popitem(last=False)
         return True
 
-    def _cached(self, key: bytes, user: str) -> bool:
-        """Whether these credentials were verified against the user's current hash."""
+    def cache_key(self, user: str, password: bytes) -> bytes:
+        """The HMAC that stands for these credentials in the cache and in the gate's queue."""
+        name = user.encode("utf-8")
+        # The length prefix keeps ("ab", "c") and ("a", "bc") apart.
+        message = len(name).to_bytes(4, "big") + name + password
+        return hmac.new(self._key, message, hashlib.sha256).digest()
+
+    def cached(self, key: bytes, user: str) -> bool:
+        """Whether the credentials with this cache key were verified against user's current hash."""
         with self._lock:
             hashed = self._users.get(user)
             cached = self._cache.get(key)
@@ -96,12 +121,6 @@ class BasicAuth:
                 return False
             self._cache.move_to_end(key)
             return True
-
-    def _cache_key(self, user: str, password: bytes) -> bytes:
-        name = user.encode("utf-8")
-        # The length prefix keeps ("ab", "c") and ("a", "bc") apart.
-        message = len(name).to_bytes(4, "big") + name + password
-        return hmac.new(self._key, message, hashlib.sha256).digest()
 
     def _decoy(self, cost: int) -> bytes:
         """A hash of a random password at that cost; called with _bcrypt_lock held."""
@@ -113,3 +132,163 @@ class BasicAuth:
 def _cost(hashed: bytes) -> int:
     # "$2y$10$...": the cost is the two digits after the variant (validated by webconfig).
     return int(hashed[4:6])
+
+
+class Verdict(enum.Enum):
+    ALLOW = "allow"  # a cached login: serve it now
+    DENY = "deny"  # no credentials, or not basic auth: 401 now
+    QUEUED = "queued"  # bcrypt will decide; the gate calls back
+    LIMITED = "limited"  # this client is over its share: 429 now
+    BUSY = "busy"  # the queue is full: 503 now
+
+
+@dataclass(frozen=True)
+class Admission:
+    verdict: Verdict
+    retry_after: int = 0  # seconds, for LIMITED and BUSY
+
+
+@dataclass(frozen=True)
+class GateLimits:
+    """How much bcrypt work clients can ask for; times in seconds."""
+
+    queue: int = 32  # distinct credentials waiting for bcrypt, from all clients
+    per_client: int = 4  # requests of one client waiting for bcrypt
+    failures: int = 5  # failed checks a client may have on its record
+    forgive_after: float = 1.0  # one failure leaves the record after this long
+    clients: int = 4096  # clients remembered; beyond, the quietest is forgotten
+
+
+@dataclass
+class _Client:
+    waiting: int = 0
+    failures: float = 0.0  # decays by one per forgive_after
+    at: float = 0.0  # when failures was last brought up to date
+
+
+@dataclass
+class _Check:
+    user: str
+    password: bytes
+    waiters: list[tuple[object, str]] = field(default_factory=list)  # (item, client)
+
+
+class AuthGate(Generic[T]):
+    """Decides requests at once where it can; queues the rest for one bcrypt thread.
+
+    admit() is called by one thread (the server's loop); done(item, ok) is called on the
+    gate's thread for every request it queued. Identical credentials waiting together share
+    one check. The thread starts with the first queued check.
+    """
+
+    def __init__(
+        self,
+        auth: BasicAuth,
+        done: Callable[[T, bool], None],
+        limits: GateLimits = GateLimits(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.auth = auth
+        self._done = done
+        self._limits = limits
+        self._clock = clock
+        self._lock = threading.Lock()  # guards _pending and _clients
+        self._pending: dict[bytes, _Check] = {}
+        self._clients: OrderedDict[str, _Client] = OrderedDict()
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._log = ThrottledLog(logger)
+
+    def admit(self, authorization: str | None, client: str, item: T) -> Admission:
+        """The verdict on a request from client (see client_of); for QUEUED, done(item, ok)
+        follows on the gate's thread."""
+        credentials = parse_basic(authorization)
+        if credentials is None:
+            return Admission(Verdict.DENY)
+        user, password = credentials
+        key = self.auth.cache_key(user, password)
+        if self.auth.cached(key, user):
+            return Admission(Verdict.ALLOW)
+        limits = self._limits
+        with self._lock:
+            record = self._client(client)
+            if record.waiting >= limits.per_client or record.failures > limits.failures - 1:
+                excess = max(1.0, record.failures - (limits.failures - 1))
+                return Admission(Verdict.LIMITED, math.ceil(excess * limits.forgive_after))
+            check = self._pending.get(key)
+            if check is None:
+                if len(self._pending) >= limits.queue:
+                    return Admission(Verdict.BUSY, 1)
+                check = self._pending[key] = _Check(user, password)
+                self._queue.put(key)
+            check.waiters.append((item, client))
+            record.waiting += 1
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="hwinfo-bcrypt", daemon=True)
+            self._thread.start()
+        return Admission(Verdict.QUEUED)
+
+    def close(self) -> None:
+        """Stop the gate's thread after its current check; queued requests get no verdict."""
+        self._queue.put(None)
+
+    def _client(self, key: str) -> _Client:
+        """The client's record, its failures decayed to now; called with _lock held."""
+        now = self._clock()
+        client = self._clients.pop(key, None) or _Client(at=now)
+        elapsed = max(0.0, now - client.at)
+        client.failures = max(0.0, client.failures - elapsed / self._limits.forgive_after)
+        client.at = now
+        self._clients[key] = client  # the most recent last
+        while len(self._clients) > self._limits.clients:
+            self._clients.popitem(last=False)
+        return client
+
+    def _run(self) -> None:
+        while (key := self._queue.get()) is not None:
+            with self._lock:
+                check = self._pending[key]
+            try:
+                ok = self.auth.verify(check.user, check.password)
+            except Exception as exc:  # noqa: BLE001 - fail closed, keep serving the queue
+                ok = False
+                self._log.warning("check", "password check failed: %r", exc, exc_info=True)
+            with self._lock:
+                # Removed with its waiters in one step: a later request starts a new check
+                # (which a login cached just now answers without bcrypt).
+                del self._pending[key]
+                for _, client_key in check.waiters:
+                    client = self._client(client_key)
+                    client.waiting = max(0, client.waiting - 1)  # 0 if it was forgotten
+                    if not ok:
+                        client.failures += 1
+            for item, _ in check.waiters:
+                try:
+                    self._done(item, ok)  # type: ignore[arg-type]
+                except Exception as exc:  # noqa: BLE001 - a bug costs one request, not the gate
+                    self._log.warning("done", "auth verdict not delivered: %r", exc, exc_info=True)
+
+
+def client_of(peer: str) -> str:
+    """The client a connection counts against: its IPv4 address, or its IPv6 /64.
+
+    One IPv6 host commonly holds a whole /64, so an address of its own per attempt is free.
+    """
+    if peer.startswith("["):
+        host = peer[1:].partition("]")[0]
+    else:
+        host = peer.rpartition(":")[0] or peer
+    return _client_of_host(host)
+
+
+@functools.lru_cache(maxsize=4096)  # one attacker opening connections by the thousand
+def _client_of_host(host: str) -> str:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

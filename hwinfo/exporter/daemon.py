@@ -6,6 +6,7 @@ import html
 import logging
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from types import FrameType
@@ -25,6 +26,10 @@ from hwinfo.exporter.webconfig import WebConfig
 DEFAULT_PORT = 9110
 
 log = logging.getLogger("hwinfo.daemon")
+
+# SIGTERM and SIGINT end the daemon within a second: the server takes at most a quarter of
+# it (http._STOP_GRACE), the sampler and NVML at most this.
+_WIND_DOWN_SECONDS = 0.5
 
 _LANDING = """<!doctype html>
 <html><head><meta charset="utf-8"><title>hwinfo exporter</title></head>
@@ -102,12 +107,10 @@ class Daemon:
         self.serve(Server(address, self.routes(), web_config))
 
     def serve(self, server: Server) -> None:
-        """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only)."""
-        log.info("listening on %s:%d", *server.address)
-        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
-        # from queueing behind it.
-        sys.setswitchinterval(0.001)
-        self.sampler.start()
+        """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only).
+
+        SIGHUP loads the web config again, by the same path as a change to its file.
+        """
 
         def stop(signum: int, _: FrameType | None) -> None:
             log.info("stopping on signal %d", signum)
@@ -115,8 +118,30 @@ class Daemon:
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, lambda _signum, _frame: server.reload())
+        log.info("listening on %s:%d", *server.address)
+        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
+        # from queueing behind it.
+        sys.setswitchinterval(0.001)
+        self.sampler.start()
         try:
             server.serve_forever()
         finally:
+            self._wind_down(_WIND_DOWN_SECONDS)
+
+    def _wind_down(self, seconds: float) -> None:
+        """Stop the sampler, then close the collectors, waiting for that at most `seconds`.
+
+        A sample can be waiting on a hung NVML call; the exit must not wait for it. Every
+        thread left behind is a daemon thread, so the process still ends.
+        """
+
+        def finish() -> None:
             self.sampler.stop()
             self.collector.close()
+
+        closing = threading.Thread(target=finish, name="hwinfo-stop", daemon=True)
+        closing.start()
+        closing.join(seconds)
+        if closing.is_alive():
+            log.info("sampler or NVML still busy after %.1f s: exiting without them", seconds)

@@ -15,9 +15,10 @@ _LISTENING = re.compile(r"listening on (\S+):(\d+)")
 
 
 class Daemon(str):
-    """The base URL of a running daemon, with its pid and its log so far."""
+    """The base URL of a running daemon, with its process and its log so far."""
 
     pid: int
+    proc: subprocess.Popen[str]
     log: list[str]
 
 
@@ -52,7 +53,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http") -> Iterator[Da
                 port = int(match.group(2))
         assert port is not None, "hwinfo serve did not say where it listens"
         url = Daemon(f"{scheme}://127.0.0.1:{port}")
-        url.pid, url.log = proc.pid, []
+        url.pid, url.proc, url.log = proc.pid, proc, []
         # Keep reading the log, or a chatty daemon would block on a full pipe.
         threading.Thread(target=lambda: url.log.extend(proc.stderr), daemon=True).start()
         if ready and scheme == "http":

@@ -2,14 +2,22 @@ import base64
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import bcrypt
 import pytest
 from conftest import require_tool
 
 from hwinfo.exporter import auth
-from hwinfo.exporter.auth import BasicAuth, parse_basic
+from hwinfo.exporter.auth import (
+    Admission,
+    AuthGate,
+    BasicAuth,
+    GateLimits,
+    Verdict,
+    client_of,
+    parse_basic,
+)
 
 
 def make_hash(password: bytes, cost: int = 4) -> bytes:
@@ -55,10 +63,10 @@ def test_parse_basic(value: str | None, expected: tuple[str, bytes] | None) -> N
 def test_right_wrong_and_unknown(checked: list[bytes]) -> None:
     users = BasicAuth({"alice": make_hash(b"secret")})
     assert users.enabled
-    assert users.check(header("alice", "secret"))
-    assert not users.check(header("alice", "wrong"))
-    assert not users.check(header("mallory", "secret"))
-    assert not users.check(None)
+    assert users.verify("alice", b"secret")
+    assert not users.verify("alice", b"wrong")
+    assert not users.verify("mallory", b"secret")
+    assert len(checked) == 3
     assert not BasicAuth({}).enabled
 
 
@@ -140,3 +148,174 @@ def test_passwords_past_72_bytes_are_refused_after_a_full_check(checked: list[by
     assert users.verify("alice", password)
     assert not users.verify("alice", password + b"extra")
     assert len(checked) == 2
+
+
+# The gate: bcrypt off the request path, bounded, shared fairly.
+
+
+class Verdicts:
+    """The gate's callback: verdicts in arrival order, with a way to wait for them."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, bool]] = []
+        self._changed = threading.Condition()
+
+    def __call__(self, item: str, ok: bool) -> None:
+        with self._changed:
+            self.got.append((item, ok))
+            self._changed.notify_all()
+
+    def wait(self, count: int, timeout: float = 10) -> list[tuple[str, bool]]:
+        with self._changed:
+            assert self._changed.wait_for(lambda: len(self.got) >= count, timeout)
+            return list(self.got)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def new_gate() -> Iterator[Callable[..., tuple[AuthGate[object], Verdicts]]]:
+    """Makes gates over a user table, each with a verdict recorder; closes them after."""
+    gates: list[AuthGate[object]] = []
+
+    def make(users: BasicAuth, **options: object) -> tuple[AuthGate[object], Verdicts]:
+        verdicts = Verdicts()
+        gates.append(AuthGate(users, verdicts, **options))  # type: ignore[arg-type]
+        return gates[-1], verdicts
+
+    yield make
+    for gate in gates:
+        gate.close()
+
+
+GateFactory = Callable[..., tuple[AuthGate[object], Verdicts]]
+
+
+def test_a_cached_login_is_allowed_at_once_while_bcrypt_is_busy(
+    new_gate: GateFactory,
+) -> None:
+    # Cost 14 takes about a second: the gate's thread is busy with it throughout.
+    slow = BasicAuth({"alice": make_hash(b"secret"), "bob": make_hash(b"pw", cost=14)})
+    gate, verdicts = new_gate(slow)
+    assert slow.verify("alice", b"secret")  # cached
+    assert gate.admit(header("bob", "guess"), "10.0.0.9", "bob").verdict is Verdict.QUEUED
+    admission = gate.admit(header("alice", "secret"), "10.0.0.9", "alice")
+    assert admission.verdict is Verdict.ALLOW
+    assert verdicts.got == []  # answered while bcrypt was still at work
+    assert verdicts.wait(1) == [("bob", False)]
+
+
+def test_no_credentials_are_denied_without_bcrypt(
+    new_gate: GateFactory, checked: list[bytes]
+) -> None:
+    users = BasicAuth({"alice": make_hash(b"secret")})
+    gate, _ = new_gate(users)
+    for value in (None, "", "Bearer x", "Basic !!!"):
+        assert gate.admit(value, "10.0.0.1", "x") == Admission(Verdict.DENY)
+    assert checked == []
+
+
+def test_the_gate_checks_and_calls_back(
+    new_gate: GateFactory,
+) -> None:
+    users = BasicAuth({"alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(users)
+    assert gate.admit(header("alice", "secret"), "10.0.0.1", "right").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "nope"), "10.0.0.2", "wrong").verdict is Verdict.QUEUED
+    assert gate.admit(header("mallory", "x"), "10.0.0.3", "unknown").verdict is Verdict.QUEUED
+    assert sorted(verdicts.wait(3)) == [("right", True), ("unknown", False), ("wrong", False)]
+    # From now on the right password is cached: allowed at once.
+    assert gate.admit(header("alice", "secret"), "10.0.0.1", "again").verdict is Verdict.ALLOW
+
+
+def test_identical_credentials_waiting_together_share_one_check(
+    new_gate: GateFactory, checked: list[bytes]
+) -> None:
+    slow = BasicAuth({"bob": make_hash(b"pw", cost=12), "alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(slow, limits=GateLimits(per_client=100))
+    assert gate.admit(header("bob", "first"), "10.0.0.1", "first").verdict is Verdict.QUEUED
+    for n in range(5):  # queued behind the slow check, all with the same password
+        admission = gate.admit(header("alice", "secret"), f"10.0.0.{n}", f"login-{n}")
+        assert admission.verdict is Verdict.QUEUED
+    got = verdicts.wait(6)
+    assert sorted(got[1:]) == [(f"login-{n}", True) for n in range(5)]
+    assert len(checked) == 2  # bob's, and one for the five logins
+
+
+def test_a_client_past_its_share_is_turned_away_at_once(
+    new_gate: GateFactory,
+) -> None:
+    clock = Clock()
+    limits = GateLimits(per_client=2, failures=3, forgive_after=10.0)
+    users = BasicAuth({"alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(users, limits=limits, clock=clock)
+    # At most two of its checks wait at a time...
+    for n in range(2):
+        assert gate.admit(header("alice", f"g{n}"), "10.0.0.7", "x").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "g2"), "10.0.0.7", "x").verdict is Verdict.LIMITED
+    verdicts.wait(2)
+    assert gate.admit(header("alice", "g3"), "10.0.0.7", "x").verdict is Verdict.QUEUED
+    verdicts.wait(3)
+    # ... and three failures on record are its share: the next attempt gets 429 at once,
+    # whatever the user name, so the answer tells nothing about which users exist.
+    for user in ("alice", "mallory"):
+        admission = gate.admit(header(user, "g4"), "10.0.0.7", "x")
+        assert admission == Admission(Verdict.LIMITED, 10)
+    # Other clients are not affected, and a cached login never is.
+    assert gate.admit(header("alice", "g5"), "10.0.0.8", "y").verdict is Verdict.QUEUED
+    assert users.verify("alice", b"secret")
+    assert gate.admit(header("alice", "secret"), "10.0.0.7", "z").verdict is Verdict.ALLOW
+    # Failures are forgiven one per forgive_after.
+    clock.now += 10.5
+    assert gate.admit(header("alice", "g6"), "10.0.0.7", "x").verdict is Verdict.QUEUED
+
+
+def test_a_full_queue_answers_busy(
+    new_gate: GateFactory,
+) -> None:
+    slow = BasicAuth({"bob": make_hash(b"pw", cost=12)})
+    gate, verdicts = new_gate(slow, limits=GateLimits(queue=2, per_client=100))
+    for n in range(2):
+        assert gate.admit(header("bob", f"g{n}"), f"10.0.{n}.1", n).verdict is Verdict.QUEUED
+    assert gate.admit(header("bob", "g3"), "10.0.9.1", 3) == Admission(Verdict.BUSY, 1)
+    verdicts.wait(2)
+
+
+def test_a_failing_check_fails_closed_and_logs_one_line(
+    new_gate: GateFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    users = BasicAuth({"alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(users, limits=GateLimits(per_client=100, failures=100))
+
+    def broken(password: bytes, hashed: bytes) -> bool:
+        raise ValueError("Invalid salt")
+
+    monkeypatch.setattr(auth.bcrypt, "checkpw", broken)
+    for n in range(5):
+        gate.admit(header("alice", f"secret{n}"), "10.0.0.1", str(n))
+    assert [ok for _, ok in verdicts.wait(5)] == [False] * 5
+    assert [r.getMessage() for r in caplog.records] == [
+        "password check failed: ValueError('Invalid salt')"
+    ]
+    assert not caplog.records[0].exc_info  # no traceback unless logging at debug
+
+
+@pytest.mark.parametrize(
+    ("peer", "client"),
+    [
+        ("10.1.2.3:5000", "10.1.2.3"),
+        ("[2001:db8:1:2:3:4:5:6]:5000", "2001:db8:1:2::/64"),
+        ("[::ffff:10.1.2.3]:5000", "10.1.2.3"),
+        ("[::1]:80", "::/64"),
+    ],
+)
+def test_clients_are_told_apart_by_address(peer: str, client: str) -> None:
+    assert client_of(peer) == client

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import http.client
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -325,3 +331,121 @@ def test_textfile_export_is_atomic_and_valid(tmp_path: Path) -> None:
                              str(tmp_path / "missing" / "x.prom"), "--simulate", "cloud-t4"],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
+
+
+# Signals
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+def _auth_config(path: Path, password: bytes) -> None:
+    """A web config with one user, alice; the same length whatever the password."""
+    hashed = bcrypt.hashpw(password, bcrypt.gensalt(4)).decode()
+    path.write_text(f"basic_auth_users:\n  alice: '{hashed}'\n")
+
+
+def _wait_for_log(url: Any, text: str, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(text in line for line in url.log):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sighup_reloads_the_web_config(tmp_path: Path) -> None:
+    config = tmp_path / "web-config.yml"
+    _auth_config(config, b"old")
+    with serving("--simulate", "cloud-t4", "--web-config", str(config), ready=False) as url:
+        deadline = time.monotonic() + 10
+        while get(url + "/-/healthy", _basic("alice", "old"))[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        # Rewritten in place, size and modification time kept: only SIGHUP can tell.
+        before = config.stat()
+        _auth_config(config, b"new")
+        os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+        time.sleep(1.5)  # longer than the daemon's polling interval
+        assert get(url + "/-/healthy", _basic("alice", "new"))[0] == 401
+        os.kill(url.pid, signal.SIGHUP)
+        assert _wait_for_log(url, f"web config reloaded from {config} (on request)")
+        assert get(url + "/-/healthy", _basic("alice", "new"))[0] == 200
+        # A broken file on SIGHUP: one warning, the previous config stays, the daemon too.
+        config.write_text("basic_auth_users: [\n")
+        os.kill(url.pid, signal.SIGHUP)
+        assert _wait_for_log(url, "web config not reloaded, keeping the previous one")
+        assert get(url + "/-/healthy", _basic("alice", "new"))[0] == 200
+    assert not any("Traceback" in line for line in url.log)
+
+
+def test_sighup_without_a_web_config_is_harmless() -> None:
+    with serving("--simulate", "cloud-t4") as url:
+        os.kill(url.pid, signal.SIGHUP)
+        assert _wait_for_log(url, "no web config to reload")
+        assert get(url + "/-/healthy")[0] == 200
+
+
+def _slow_reader(port: int) -> socket.socket:
+    """Pipelines /metrics with a 4 KiB receive buffer and never reads."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 200)
+    return sock
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stop_signals_end_the_daemon_at_once_whatever_clients_and_nvml_do(
+    tmp_path: Path, signum: int
+) -> None:
+    doc = scenario("cloud-t4")
+    doc["faults"] = [{"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 60, "after_samples": 1}]
+    hang = tmp_path / "hang.json"
+    hang.write_text(json.dumps(doc))
+    config = tmp_path / "web-config.yml"
+    _auth_config(config, b"secret")
+    stop = threading.Event()
+    readers: list[socket.socket] = []
+
+    def flood(port: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            for attempt in range(2000):
+                if stop.is_set():
+                    return
+                connection.request("GET", "/metrics", headers=_basic("alice", f"x{attempt}"))
+                connection.getresponse().read()
+        except OSError:
+            return  # the daemon went away under us: what the test wants
+        finally:
+            connection.close()
+
+    with serving("--simulate", str(hang), "--web-config", str(config), "--interval", "0.3",
+                 "--nvml-timeout", "30", ready=False) as url:
+        port = int(url.rsplit(":", 1)[1])
+        # The second sample's NVML call hangs; the sampler waits on it (a 30 s deadline).
+        time.sleep(1.5)
+        readers = [_slow_reader(port) for _ in range(10)]
+        flooders = [threading.Thread(target=flood, args=(port,)) for _ in range(16)]
+        for thread in flooders:
+            thread.start()
+        try:
+            time.sleep(1.0)
+            started = time.monotonic()
+            os.kill(url.pid, signum)
+            url.proc.wait(timeout=10)
+            took = time.monotonic() - started
+            print(f"stopped {took:.3f} s after signal {signum}")
+        finally:
+            stop.set()
+            for thread in flooders:
+                thread.join(30)
+            for sock in readers:
+                sock.close()
+    assert url.proc.returncode == 0
+    assert took < 2.5, f"took {took:.2f} s to stop"  # within 1 s; margin for a loaded machine
+    assert not any("Traceback" in line for line in url.log)

@@ -2,6 +2,7 @@ import base64
 import gzip
 import http.client
 import logging
+import os
 import shutil
 import socket
 import ssl
@@ -15,6 +16,8 @@ import bcrypt
 import pytest
 from conftest import require_tool
 
+from hwinfo.exporter import http as http_module
+from hwinfo.exporter.auth import GateLimits
 from hwinfo.exporter.http import Limits, Request, Response, Server, ServerError, gzip_bytes
 from hwinfo.exporter.webconfig import WebConfig, load_web_config
 
@@ -196,6 +199,13 @@ def test_configured_headers_are_added(serve: ServeFactory, tmp_path: Path) -> No
 
 GARBAGE = [
     (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(64), b"400"),
+    # '\xb2' is '²' in Latin-1: str.isdigit() says yes, int() raises.
+    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n", b"400"),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1" + b"0" * 5000 + b"\r\n\r\n", b"400"),
+    (b"GET http://[x/ HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),  # urlsplit raises
+    (b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),
+    (b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),
+    (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),
     (b"GET /\r\n\r\n", b"400"),
     (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", b"505"),
     (b"GET / HTTP/1.1\r\n\r\n", b"400"),  # no Host
@@ -212,12 +222,16 @@ GARBAGE = [
 
 @pytest.mark.parametrize(("data", "status"), GARBAGE)
 def test_malformed_requests_get_a_4xx_or_5xx_and_a_close(
-    server: Server, data: bytes, status: bytes
+    server: Server, data: bytes, status: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    answer = exchange(server, data)
-    # A reset may swallow the answer when the server closes with input left unread.
-    assert answer == b"" or answer.startswith(b"HTTP/1.1 " + status)
-    assert fetch(server, "/")[0] == 200
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter"):
+        # The server drains what the client still sends before closing, so no reset
+        # destroys the answer.
+        answer = exchange(server, data)
+        assert answer.startswith(b"HTTP/1.1 " + status)
+        assert b"Connection: close\r\n" in answer
+        assert fetch(server, "/")[0] == 200
+    assert caplog.records == []  # a client's mistake is not the server's news
 
 
 def test_silent_and_slow_clients_are_timed_out_without_blocking_others(
@@ -262,13 +276,18 @@ def test_a_failing_handler_gives_500_and_one_log_record(
         raise RuntimeError("secret detail")
 
     server = serve({"/broken": broken, "/wrong": lambda r: b"not a response", "/": hello})
-    with caplog.at_level(logging.ERROR, logger="hwinfo.exporter.http"):
-        status, _, body = fetch(server, "/broken")
-        assert (status, body) == (500, b"Internal Server Error\n")
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"):
+        for _ in range(20):
+            status, _, body = fetch(server, "/broken")
+            assert (status, body) == (500, b"Internal Server Error\n")
         assert fetch(server, "/wrong")[0] == 500
-    assert len(caplog.records) == 2
-    assert caplog.records[0].exc_info is not None
-    assert "secret detail" in caplog.text and "not a Response" in caplog.text
+    # One line per route and minute however many requests fail, and no traceback
+    # (that is for --log-level debug).
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", "handler for /broken failed: RuntimeError('secret detail')"),
+        ("WARNING", "handler for /wrong failed: TypeError('handler returned bytes, not a Response')"),
+    ]
+    assert not any(r.exc_info for r in caplog.records)
     assert fetch(server, "/")[0] == 200
 
 
@@ -311,16 +330,83 @@ def test_requests_beyond_the_workers_wait_briefly_then_get_503(serve: ServeFacto
     assert fetch(server, "/")[0] == 200
 
 
-def test_the_oldest_idle_connection_makes_room(serve: ServeFactory) -> None:
+def test_the_oldest_idle_connection_makes_room(
+    serve: ServeFactory, caplog: pytest.LogCaptureFixture
+) -> None:
     server = serve(ROUTES, limits=Limits(connections=3))
     idle = [socket.create_connection(server.address, timeout=10) for _ in range(3)]
     try:
         time.sleep(0.1)  # let the server take them in order
-        assert fetch(server, "/")[0] == 200
+        with caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"):
+            for _ in range(5):
+                assert fetch(server, "/")[0] == 200
         assert read_until_closed(idle[0]) == b""  # closed to admit the new connection
     finally:
         for sock in idle:
             sock.close()
+    # Said once, then held back: whoever fills the table cannot fill the log too.
+    (record,) = caplog.records
+    assert record.levelname == "WARNING"
+    assert record.getMessage().startswith("3 connections open: closed the 1 quiet longest (from ")
+
+
+def slow_reader(server: Server, path: str, requests: int = 20) -> socket.socket:
+    """A client with a 4 KiB receive buffer that pipelines requests and never reads."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(server.address)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode() * requests)
+    return sock
+
+
+def test_slow_readers_hold_no_worker() -> None:
+    huge = b"x" * (8 << 20)  # far more than socket buffers hold
+    before = threading.active_count()
+    server = Server(("127.0.0.1", 0), {"/huge": lambda r: Response(200, huge), "/": hello})
+    loop = threading.Thread(target=server.serve_forever)
+    loop.start()
+    readers = [slow_reader(server, "/huge") for _ in range(12)]  # more than the 8 workers
+    try:
+        time.sleep(0.5)  # every reader's first response is stuck in its socket by now
+        # Other scrapes find a free worker, every time.
+        assert [fetch(server, "/")[0] for _ in range(30)] == [200] * 30
+        assert threading.active_count() <= before + 1 + 8
+    finally:
+        started = time.monotonic()
+        server.shutdown()
+        loop.join(10)
+        stopped_after = time.monotonic() - started
+        for sock in readers:
+            sock.close()
+    assert not loop.is_alive()
+    assert stopped_after < 2  # not the 10 s write_timeout of the stuck responses
+
+
+def test_a_slow_reader_gets_its_whole_response_and_the_next(serve: ServeFactory) -> None:
+    huge = bytes(range(256)) * (16 << 10)  # 4 MiB
+    server = serve({"/huge": lambda r: Response(200, huge)})
+    sock = slow_reader(server, "/huge", requests=2)
+    with sock:
+        time.sleep(0.3)  # the loop holds the rest of the first response
+        received = bytearray()
+        while received.count(huge) < 2:
+            chunk = sock.recv(65536)
+            assert chunk, "closed before both responses arrived"
+            received += chunk
+    assert received.count(b"HTTP/1.1 200 OK") == 2
+
+
+def test_a_response_not_taken_within_write_timeout_is_dropped(serve: ServeFactory) -> None:
+    server = serve(
+        {"/huge": lambda r: Response(200, b"x" * (8 << 20)), "/": hello},
+        limits=Limits(write_timeout=0.5),
+    )
+    with slow_reader(server, "/huge", requests=1) as sock:
+        time.sleep(1.5)
+        received = len(read_until_closed(sock))
+    assert 0 < received < 8 << 20  # cut off by the server, not delivered whole
+    assert fetch(server, "/")[0] == 200
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "::", "0.0.0.0", ""])
@@ -429,9 +515,13 @@ def test_tls_serves_and_survives_plain_http(serve: ServeFactory, tmp_path: Path,
         server, "/metrics", headers={"Accept-Encoding": "gzip"}, context=context
     )
     assert status == 200 and gzip.decompress(body) == BIG
-    # Plain HTTP and garbage to the TLS port: at most a TLS alert, then a close.
-    for data in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"\x16\x03\x01\x00\x05hello"):
-        assert b"HTTP" not in exchange(server, data)
+    # Plain HTTP to the TLS port gets a 400 that says so, in plain text, as Go servers do.
+    answer = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert answer.endswith(b"\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+    # Garbage that starts like TLS: at most a TLS alert, then a close.
+    assert b"HTTP" not in exchange(server, b"\x16\x03\x01\x00\x05hello")
+    assert exchange(server, b"\x00\x01") == b""
     assert fetch(server, "/", context=context)[0] == 200
     # A client certificate is optional, but one from an unknown CA is refused.
     assert (
@@ -543,3 +633,173 @@ def test_changed_users_take_effect_without_restart(
     assert wait_for(lambda: status("new") == 200)
     assert status("old") == 401  # the cached login ended with its hash
     connection.close()
+
+
+def test_a_wrong_password_flood_does_not_delay_cached_logins(
+    serve: ServeFactory, tmp_path: Path
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(8)).decode()
+    bob = bcrypt.hashpw(b"pw", bcrypt.gensalt(8)).decode()
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed, "bob": bob}))
+    valid = basic("alice", "secret")
+    assert fetch(server, "/", headers=valid)[0] == 200  # cached from now on
+    stop = threading.Event()
+    flood_statuses: list[int] = []
+
+    def flood(n: int) -> None:
+        connection = http.client.HTTPConnection(*server.address, timeout=10)
+        for attempt in range(300):
+            if stop.is_set():
+                break
+            connection.request("GET", "/metrics", headers=basic("alice", f"guess-{n}-{attempt}"))
+            response = connection.getresponse()
+            response.read()
+            flood_statuses.append(response.status)
+        connection.close()
+
+    flooders = [threading.Thread(target=flood, args=(n,)) for n in range(16)]
+    for thread in flooders:
+        thread.start()
+    try:
+        time.sleep(0.3)
+        statuses = [fetch(server, "/metrics", headers=valid)[0] for _ in range(20)]
+        # A login not cached yet, from another address, is checked despite the flood.
+        host, port = server.address
+        other = http.client.HTTPConnection(host, port, timeout=10, source_address=("127.0.0.3", 0))
+        other.request("GET", "/", headers=basic("bob", "pw"))
+        newcomer = other.getresponse().status
+        other.close()
+    finally:
+        stop.set()
+        for thread in flooders:
+            thread.join(30)
+    assert statuses == [200] * 20
+    assert newcomer == 200
+    # The flood got 401s until its share of failures was used, then 429s at once.
+    assert set(flood_statuses) == {401, 429}
+
+
+def test_over_its_share_a_client_gets_429_whoever_it_claims_to_be(
+    serve: ServeFactory, tmp_path: Path
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(auth=GateLimits(failures=2, forgive_after=30))
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    assert [fetch(server, "/", headers=basic("alice", "wrong"))[0] for _ in range(2)] == [401] * 2
+    answers = [fetch(server, "/", headers=basic(user, "x")) for user in ("alice", "mallory")]
+    for status, headers, body in answers:
+        assert (status, headers["Retry-After"], body) == (429, "30", b"Too Many Requests\n")
+    assert without_date(answers[0][1]) == without_date(answers[1][1])
+    # The right password is refused too (no bcrypt is spent on this client) until forgiven.
+    assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 429
+
+
+def test_reload_reads_the_web_config_even_when_its_file_looks_unchanged(
+    serve: ServeFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "web.yml"
+    old = bcrypt.hashpw(b"old", bcrypt.gensalt(4)).decode()
+    server = serve(ROUTES, auth_config(path, {"alice": old}))
+    assert fetch(server, "/", headers=basic("alice", "old"))[0] == 200
+    # Rewrite in place with the same size and modification time: polling cannot see it.
+    before = path.stat()
+    auth_config(path, {"alice": bcrypt.hashpw(b"new", bcrypt.gensalt(4)).decode()})
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"):
+        time.sleep(1.5)  # more than one polling interval
+        assert fetch(server, "/", headers=basic("alice", "old"))[0] == 200
+        server.reload()  # what SIGHUP calls
+        assert wait_for(lambda: fetch(server, "/", headers=basic("alice", "new"))[0] == 200)
+    assert fetch(server, "/", headers=basic("alice", "old"))[0] == 401
+    assert f"web config reloaded from {path} (on request)" in caplog.messages
+
+
+def test_a_client_told_to_retry_later_is_not_read_before_then(
+    serve: ServeFactory, tmp_path: Path
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(auth=GateLimits(failures=1, forgive_after=1))
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    assert fetch(server, "/", headers=basic("alice", "wrong"))[0] == 401
+    guess = basic("alice", "again")["Authorization"]
+    request = f"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: {guess}\r\n\r\n".encode()
+    with socket.create_connection(server.address, timeout=10) as sock:
+        started = time.monotonic()
+        sock.sendall(request * 2)  # the second asks again at once
+        first = sock.recv(65536)
+        answered = time.monotonic() - started
+        second = sock.recv(65536)
+        again = time.monotonic() - started
+    assert first.startswith(b"HTTP/1.1 429 ") and b"Retry-After: 1\r\n" in first
+    assert second.startswith(b"HTTP/1.1 ")
+    assert answered < 0.5  # at once
+    assert again >= 0.9  # not before Retry-After
+
+
+def test_a_bug_in_request_handling_gives_500_and_one_line(
+    serve: ServeFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def buggy_parser(head: str, limits: Limits) -> None:
+        raise RuntimeError("parser bug")
+
+    server = serve(ROUTES)
+    monkeypatch.setattr(http_module, "_parse_head", buggy_parser)
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"):
+        for _ in range(10):
+            answer = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert answer.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "RuntimeError('parser bug')"
+    ]
+    assert not caplog.records[0].exc_info
+    monkeypatch.undo()
+    assert fetch(server, "/")[0] == 200
+
+
+def test_a_logged_in_connection_is_evicted_last(serve: ServeFactory, tmp_path: Path) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(connections=3)
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    scraper = http.client.HTTPConnection(*server.address, timeout=10)
+
+    def scrape() -> int:
+        scraper.request("GET", "/", headers=basic("alice", "secret"))
+        response = scraper.getresponse()
+        response.read()
+        return response.status
+
+    assert scrape() == 200  # the quietest connection from now on
+    silent = [socket.create_connection(server.address, timeout=10) for _ in range(2)]
+    try:
+        time.sleep(0.1)
+        assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200
+        assert read_until_closed(silent[0]) == b""  # evicted instead of the scraper
+        assert scrape() == 200
+    finally:
+        for sock in silent:
+            sock.close()
+        scraper.close()
+
+
+def test_a_client_that_hangs_up_while_told_to_wait_is_let_go_at_once(
+    serve: ServeFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hashed = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+    limits = Limits(connections=2, auth=GateLimits(failures=1, forgive_after=30))
+    server = serve(ROUTES, auth_config(tmp_path / "web.yml", {"alice": hashed}), limits)
+    assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200  # cached
+    assert fetch(server, "/", headers=basic("alice", "wrong"))[0] == 401
+    # Told to come back in 30 s, it hangs up instead, as an attacker that reconnects does.
+    with socket.create_connection(server.address, timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                     + basic("alice", "again")["Authorization"].encode() + b"\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 429 ")
+    time.sleep(0.3)
+    with (
+        caplog.at_level(logging.INFO, logger="hwinfo.exporter.http"),
+        socket.create_connection(server.address, timeout=10),
+    ):
+        time.sleep(0.1)
+        assert fetch(server, "/", headers=basic("alice", "secret"))[0] == 200
+    assert caplog.records == []  # two connections: no eviction, the paused one was closed
