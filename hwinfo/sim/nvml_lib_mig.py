@@ -50,6 +50,7 @@ def _mig_mode(gpu: GpuDevice) -> Reply:
 
 
 def _attributes(dev: MigDevice) -> Reply:
+    total = dev.gpu_instance.spec.memory_total_mib
     gi = dev.gpu_instance.spec.profile
     ci = dev.compute_instance.spec.profile
     return ok(
@@ -63,7 +64,7 @@ def _attributes(dev: MigDevice) -> Reply:
             ("sharedOfaCount", gi.ofa_count),
             ("gpuInstanceSliceCount", gi.slice_count),
             ("computeInstanceSliceCount", ci.slice_count),
-            ("memorySizeMB", gi.memory_mib),
+            ("memorySizeMB", gi.memory_mib if total is None else total),
         )
     )
 

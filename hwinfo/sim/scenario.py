@@ -159,8 +159,8 @@ class Pcie:
 
 @dataclass(frozen=True)
 class EccCounts:
-    corrected: int
-    uncorrected: int
+    corrected: int | None  # None: NotSupported (an imported dump showed N/A)
+    uncorrected: int | None
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,7 @@ class ProcessSpec:
     compute_instance_id: int | None
     user: str | None
     command: str | None
+    name: str | None  # nvmlSystemGetProcessName; None: the command line's first word
     visible: bool
 
 
@@ -220,6 +221,11 @@ class GpuInstanceSpec:
     start: int  # first memory slice
     profile: GpuInstanceProfile
     compute_instances: tuple[ComputeInstanceSpec, ...]
+    # What its MIG devices report, exactly as a dump showed it; None: from the profile and
+    # the compute instances' use.
+    memory_total_mib: int | None = None
+    memory_used_mib: int | None = None
+    memory_free_mib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +259,7 @@ class GpuSpec:
     memory_total_mib: int
     memory_reserved_mib: int | None
     memory_used_mib: int | None  # None: the processes' memory (plus MIG overhead)
+    memory_free_mib: int | None  # None: total - reserved - used
     bar1_total_mib: int | None
     bar1_used_mib: int | None
     utilization_gpu_percent: int | None
@@ -307,10 +314,21 @@ class DriverSpec:
 
 
 @dataclass(frozen=True)
+class Imported:
+    """Where an imported scenario came from; its GPUs take no catalogue defaults."""
+
+    source: str  # the dump's file name
+    kind: str  # "xml", "text" or "capture"
+    attached_gpus: int | None  # what the dump said; more than its GPUs after `nvidia-smi -i N`
+    timestamp: str | None
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     source: str  # how errors name the file: the built-in name or the path as given
     description: str
+    imported: Imported | None
     driver: DriverSpec
     privileged: bool
     library_missing: bool
@@ -425,8 +443,18 @@ def _optional(read: Callable[[str, object], T]) -> Callable[[str, object], T | N
 # GPU fields
 
 
-def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
-    """Reader per plain GPU field; structured fields (mig, processes, ...) are read apart."""
+def gpu_field_readers(
+    r: Reader, imported: bool = False
+) -> dict[str, Callable[[str, object], object]]:
+    """Reader per plain GPU field; structured fields (mig, processes, ...) are read apart.
+
+    In an imported scenario a counter the dump did not show is NotSupported (None), not 0.
+    """
+    absent_count = None if imported else 0
+
+    def count_or_none(path: str, key: str, data: Mapping[str, object]) -> int | None:
+        value = data.get(key, absent_count)
+        return None if value is None else r.int(_join(path, key), value)
 
     def clocks(path: str, value: object) -> Clocks:
         data = r.obj(path, value, ("graphics", "sm", "memory", "video"))
@@ -451,8 +479,7 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
     def counts(path: str, value: object) -> EccCounts:
         data = r.obj(path, value, ("corrected", "uncorrected"))
         return EccCounts(
-            r.int(_join(path, "corrected"), data.get("corrected", 0)),
-            r.int(_join(path, "uncorrected"), data.get("uncorrected", 0)),
+            count_or_none(path, "corrected", data), count_or_none(path, "uncorrected", data)
         )
 
     def ecc(path: str, value: object) -> Ecc:
@@ -531,6 +558,7 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         "memory_total_mib": count,
         "memory_reserved_mib": _optional(count),
         "memory_used_mib": _optional(count),
+        "memory_free_mib": _optional(count),
         "bar1_total_mib": _optional(count),
         "bar1_used_mib": _optional(count),
         "utilization_gpu_percent": _optional(percent),
@@ -592,14 +620,21 @@ def parse_pci_bus_id(text: str) -> tuple[int, int, int] | None:
 
 
 def _read_gpu(
-    r: Reader, scenario_name: str, driver: tuple[int, ...], index: int, value: object
+    r: Reader,
+    scenario_name: str,
+    driver: tuple[int, ...],
+    index: int,
+    value: object,
+    imported: bool = False,
 ) -> GpuSpec:
+    """One GPU; an imported one takes nothing from the catalogue but its MIG table."""
     path = f"gpus[{index}]"
-    readers = gpu_field_readers(r)
+    readers = gpu_field_readers(r, imported)
     data = r.obj(path, value, (*readers, *_STRUCTURED_GPU_KEYS))
     board = None
     if "board" in data:
         board = BOARDS[r.choice(_join(path, "board"), data["board"], BOARDS)]
+    if board is not None and not imported:
         merged = _merge(board.defaults, data)
     else:
         merged = dict(data)
@@ -618,9 +653,9 @@ def _read_gpu(
         )
     if "pci_bus_id" not in merged:
         values["pci_bus_id"] = f"00000000:{index + 1:02X}:00.0"
-    if "minor_number" not in merged:
+    if "minor_number" not in merged and not imported:
         values["minor_number"] = index
-    if "serial" not in merged and board is not None and board.has_serial:
+    if "serial" not in merged and board is not None and board.has_serial and not imported:
         values["serial"] = (
             f"{uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
         )
@@ -712,6 +747,7 @@ def parse_processes(
         "compute_instance_id",
         "user",
         "command",
+        "name",
         "visible",
     )
     for i, item in enumerate(r.list(path, value)):
@@ -734,6 +770,7 @@ def parse_processes(
                 compute_instance_id=ci,
                 user=_opt_str(r, p, data, "user"),
                 command=_opt_str(r, p, data, "command"),
+                name=_opt_str(r, p, data, "name"),
                 visible=r.bool(_join(p, "visible"), data.get("visible", True)),
             )
         )
@@ -747,6 +784,11 @@ def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str 
 
 # ---------------------------------------------------------------------------------------------
 # MIG
+
+
+_GI_KEYS = ("profile", "start", "id", "compute_instances")
+# Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
+_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
 
 
 def parse_mig(
@@ -769,7 +811,7 @@ def parse_mig(
     requests = []
     for i, item in enumerate(items):
         p = _join(gi_path, i)
-        gi = r.obj(p, item, ("profile", "start", "id", "compute_instances"), ("profile",))
+        gi = r.obj(p, item, (*_GI_KEYS, *_GI_MEMORY_KEYS), ("profile",))
         name = r.str(_join(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
@@ -817,7 +859,8 @@ def parse_mig(
         cis = _parse_compute_instances(
             r, _join(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
-        instances.append(GpuInstanceSpec(gid, start, profile, cis))
+        memory = {key: _opt_int(r, p, gi, key) for key in _GI_MEMORY_KEYS}
+        instances.append(GpuInstanceSpec(gid, start, profile, cis, **memory))
     return MigSpec(enabled, pending, tuple(instances))
 
 
@@ -928,6 +971,21 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     return FaultSpec(fault_name(call), gpu, code, delay, r.window(path, data))
 
 
+def _read_imported(r: Reader, value: object) -> Imported | None:
+    """The `imported` object: provenance of a scenario made from an nvidia-smi dump."""
+    if value is None:
+        return None
+    keys = ("source", "kind", "attached_gpus", "timestamp")
+    data = r.obj("imported", value, keys, ("source", "kind"))
+    attached = data.get("attached_gpus")
+    return Imported(
+        r.str("imported.source", data["source"]),
+        r.choice("imported.kind", data["kind"], ("xml", "text", "capture")),
+        None if attached is None else r.int("imported.attached_gpus", attached),
+        _opt_str(r, "imported", data, "timestamp"),
+    )
+
+
 def parse_scenario(data: object, source: str, name: str) -> Scenario:
     """Validate decoded JSON into a Scenario; `source` names the file in errors."""
     r = Reader(source)
@@ -941,6 +999,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         "init_error_attempts",
         "faults",
         "gpus",
+        "imported",
     )
     if not isinstance(data, dict):
         r.fail("(top level)", f"expected an object, got {_kind(data)}")
@@ -955,7 +1014,11 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
             r.fail("init_error_attempts", "only meaningful with init_error")
         attempts = r.int("init_error_attempts", attempts, 1)
     gpu_items = r.list("gpus", top.get("gpus", []))
-    gpus = tuple(_read_gpu(r, name, driver.version_tuple, i, g) for i, g in enumerate(gpu_items))
+    imported = _read_imported(r, top.get("imported"))
+    gpus = tuple(
+        _read_gpu(r, name, driver.version_tuple, i, g, imported is not None)
+        for i, g in enumerate(gpu_items)
+    )
     identities: dict[str, Callable[[GpuSpec], object]] = {
         "uuid": lambda g: g.uuid.lower(),
         "pci_bus_id": lambda g: parse_pci_bus_id(g.pci_bus_id),
@@ -971,6 +1034,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         name=name,
         source=source,
         description=r.str("description", top.get("description", "")),
+        imported=imported,
         driver=driver,
         privileged=r.bool("privileged", top.get("privileged", True)),
         library_missing=r.choice("library", top.get("library", "present"), ("present", "missing"))
