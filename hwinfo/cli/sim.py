@@ -26,19 +26,34 @@ def list_() -> None:
 
 
 @sim.command("import")
-@click.argument("dump", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("dump", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
     help="Write the scenario here instead of to standard output.",
 )
-def import_(dump: Path, output: Path | None) -> None:
-    """Turn an `nvidia-smi -q -x` dump into a scenario file."""
+@click.option(
+    "--section", metavar="LABEL",
+    help="Which nvidia-smi -q section of a capture file (e.g. idle, load); default the last.",
+)
+def import_(dump: Path, output: Path | None, section: str | None) -> None:
+    """Turn an nvidia-smi dump into a scenario file.
+
+    DUMP is `nvidia-smi -q -x` XML, `nvidia-smi -q` text, or a capture file holding several
+    commands' output (`# $ nvidia-smi -q` sections); the form is told from the content.
+    """
+    from hwinfo.inputs import InputError, decode_text, read_bytes
     from hwinfo.sim import ScenarioError, load_scenario
-    from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+    from hwinfo.sim.importer import DumpError, import_dump
 
     try:
-        scenario = import_nvidia_smi_xml(dump.read_text(errors="replace"), dump.name)
-    except DumpError as exc:
+        data = read_bytes(dump, str(dump))
+        # PowerShell's `>` writes UTF-16 with a byte-order mark (Windows captures).
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            text = data.decode("utf-16", errors="replace")
+        else:
+            text = decode_text(data, str(dump))
+        scenario = import_dump(text, dump.name, section)
+    except (InputError, DumpError) as exc:
         raise click.ClickException(str(exc)) from None
     text = json.dumps(scenario, indent=2) + "\n"
     if output is None:
