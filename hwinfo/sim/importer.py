@@ -323,6 +323,8 @@ _MIG_DEVICE_FIELDS: tuple[_Field, ...] = (
     _f("gpu_instance_id", int, "gpu_instance_id"),
     _f("compute_instance_id", int, "compute_instance_id"),
     _f("sm_count", int, "device_attributes/shared/multiprocessor_count"),
+    _f("copy_engines", int, "device_attributes/shared/copy_engine_count"),
+    _f("encoders", int, "device_attributes/shared/encoder_count"),
     _f("decoders", int, "device_attributes/shared/decoder_count"),
     _f("jpegs", int, "device_attributes/shared/jpg_count"),
     _f("ofas", int, "device_attributes/shared/ofa_count"),
@@ -573,11 +575,8 @@ def _gpu(element: ET.Element, where: str, number: int, extras: _Extras) -> dict[
     ]
     if devices:
         table = board.mig if board else None
-        if table is None or "mig" not in gpu:
-            raise DumpError(
-                f"{where}: has MIG devices but {fields['name']!r} is no catalogue board with "
-                "MIG profiles, so their profiles cannot be named"
-            )
+        if "mig" not in gpu:
+            raise DumpError(f"{where}: has MIG devices but no MIG mode")
         names = {
             device.get("index", position): extras.mig_names.get(
                 (number, device.get("index", position))
@@ -589,7 +588,12 @@ def _gpu(element: ET.Element, where: str, number: int, extras: _Extras) -> dict[
         placements = {
             gi: p for (gpu_number, gi), p in extras.placements.items() if gpu_number == number
         }
-        gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where)
+        if table is None:
+            gpu["mig"]["gpu_instances"] = _described_instances(
+                devices, placements, fields["memory_total_mib"], where
+            )
+        else:
+            gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where)
     gpu["processes"] = [
         _process(process, f"{where}: process {position}")
         for position, process in enumerate(element.findall("processes/process_info"))
@@ -614,13 +618,8 @@ def _process(element: ET.Element, where: str) -> dict[str, Any]:
     return process
 
 
-def _gpu_instances(
-    table: MigTable,
-    devices: list[dict[str, Any]],
-    placements: dict[int, MigPlacement],
-    where: str,
-) -> list[dict[str, Any]]:
-    """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
+def _grouped(devices: list[dict[str, Any]], where: str) -> dict[int, list[dict[str, Any]]]:
+    """MIG devices (one per compute instance) by GPU instance id, in CI id order."""
     for number, device in enumerate(devices):
         for field in _MIG_DEVICE_FIELDS:
             if field.key in _MIG_DEVICE_REQUIRED and field.key not in device:
@@ -628,6 +627,73 @@ def _gpu_instances(
     by_gi: dict[int, list[dict[str, Any]]] = {}
     for device in sorted(devices, key=lambda d: (d["gpu_instance_id"], d["compute_instance_id"])):
         by_gi.setdefault(device["gpu_instance_id"], []).append(device)
+    for gi_id, cis in by_gi.items():
+        ci_ids = [ci["compute_instance_id"] for ci in cis]
+        if ci_ids != list(range(len(cis))):
+            # The format numbers a GI's compute instances 0, 1, ... in list order.
+            raise DumpError(
+                f"{where}: GPU instance {gi_id} has compute instance ids {ci_ids}; a scenario "
+                "can only express ids 0, 1, ... without gaps"
+            )
+    return by_gi
+
+
+def _described_instances(
+    devices: list[dict[str, Any]],
+    placements: dict[int, MigPlacement],
+    gpu_memory_mib: int,
+    where: str,
+) -> list[dict[str, Any]]:
+    """GPU instances of a board outside the catalogue, as the dump shows them."""
+    out = []
+    for gi_id, cis in _grouped(devices, where).items():
+        placement = placements.get(gi_id)
+        named = {re.sub(r"^\d+c\.", "", ci["name"]) for ci in cis if ci.get("name")}
+        if placement is not None:
+            name = placement.profile
+        elif len(named) == 1:
+            name = named.pop()
+        else:
+            # `-q` names no profile: N compute slices of 7 by the GI's share of the memory.
+            # Unknown: boards whose slices are not 7 compute / 8 memory (A30 has 4 / 4).
+            memory = cis[0]["memory_total_mib"]
+            slices = max(1, round(7 * memory / gpu_memory_mib))
+            name = f"{slices}g.{round(memory / 1024)}gb"
+        instance: dict[str, Any] = {"profile": name, "id": gi_id}
+        if placement is not None:
+            instance["start"] = placement.start
+            instance["memory_slices"] = placement.size
+            instance["profile_id"] = placement.profile_id
+        for key in _GI_MEMORY:
+            if key in cis[0]:
+                instance[key] = cis[0][key]
+        engines = {
+            "copy": cis[0].get("copy_engines"),
+            "decoder": cis[0].get("decoders"),
+            "encoder": cis[0].get("encoders"),
+            "jpeg": cis[0].get("jpegs"),
+            "ofa": cis[0].get("ofas"),
+        }
+        instance["engines"] = {k: v for k, v in engines.items() if v is not None}
+        instance["compute_instances"] = [{"multiprocessor_count": ci["sm_count"]} for ci in cis]
+        if len(cis) > 1:
+            # Unknown: how a partial CI's slices follow from its SMs on an unknown board.
+            total = sum(ci["sm_count"] for ci in cis)
+            slices = int(re.match(r"\d+", name).group())  # type: ignore[union-attr]
+            for entry, ci in zip(instance["compute_instances"], cis):
+                entry["slices"] = max(1, round(slices * ci["sm_count"] / total))
+        out.append(instance)
+    return out
+
+
+def _gpu_instances(
+    table: MigTable,
+    devices: list[dict[str, Any]],
+    placements: dict[int, MigPlacement],
+    where: str,
+) -> list[dict[str, Any]]:
+    """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
+    by_gi = _grouped(devices, where)
     return [
         _gpu_instance(table, gi_id, cis, placements.get(gi_id), where)
         for gi_id, cis in by_gi.items()
@@ -668,13 +734,6 @@ def _gpu_instance(
     placement: MigPlacement | None,
     where: str,
 ) -> dict[str, Any]:
-    ci_ids = [ci["compute_instance_id"] for ci in cis]
-    if ci_ids != list(range(len(cis))):
-        # The format numbers a GI's compute instances 0, 1, ... in list order.
-        raise DumpError(
-            f"{where}: GPU instance {gi_id} has compute instance ids {ci_ids}; a scenario can "
-            "only express ids 0, 1, ... without gaps"
-        )
     profile = _named_profile(table, gi_id, cis, placement, where) or _match_profile(
         table, gi_id, cis
     )

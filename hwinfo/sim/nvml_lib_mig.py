@@ -17,6 +17,7 @@ from hwinfo.sim.mig_profiles import (
     GPU_INSTANCE_PROFILE_COUNT,
     ComputeInstanceProfile,
     GpuInstanceProfile,
+    MigTable,
     placement_mask,
     remaining_capacity,
 )
@@ -121,9 +122,16 @@ def _mig_gpu(dev: GpuDevice | MigDevice, need_enabled: bool) -> GpuDevice | int:
     return dev
 
 
+def _table(gpu: GpuDevice) -> MigTable | None:
+    """The board's MIG profiles; None for a MIG-capable GPU outside the catalogue (a dump)."""
+    # Unknown: the real profile tables of boards the catalogue lacks; their profile queries
+    # answer NotSupported rather than invented rows.
+    return gpu.spec.board.mig if gpu.spec.board is not None else None
+
+
 def _profile_by_id(gpu: GpuDevice, profile_id: object) -> GpuInstanceProfile | int:
-    table = gpu.spec.board.mig  # type: ignore[union-attr]  # a MigSpec implies a MIG board
-    profile = table.by_id.get(base.as_int(profile_id))  # type: ignore[union-attr]
+    table = _table(gpu)
+    profile = None if table is None else table.by_id.get(base.as_int(profile_id))
     return NOT_SUPPORTED if profile is None else profile
 
 
@@ -165,7 +173,8 @@ def _gi_profile_info(version: int | None, by_id: bool = False) -> base.Impl:
             # profiles (8_SLICE, the GFX and NO_ME kinds here) are NotSupported.
             if index >= GPU_INSTANCE_PROFILE_COUNT:
                 return INVALID_ARGUMENT
-            profile = gpu.spec.board.mig.by_index.get(index, NOT_SUPPORTED)  # type: ignore[union-attr]
+            table = _table(gpu)
+            profile = NOT_SUPPORTED if table is None else table.by_index.get(index, NOT_SUPPORTED)
         if isinstance(profile, int):
             return profile
         _fill_gi_profile(info, profile, named=version is not None)
@@ -320,8 +329,8 @@ def _ci_profile(gi: GpuInstance, profile_id: object) -> ComputeInstanceProfile |
     index = base.as_int(profile_id)
     if index >= COMPUTE_INSTANCE_PROFILE_COUNT:
         return INVALID_ARGUMENT
-    table = gi.gpu.spec.board.mig  # type: ignore[union-attr]
-    for profile in table.ci_profiles[gi.spec.profile.id]:  # type: ignore[union-attr]
+    table = _table(gi.gpu)
+    for profile in () if table is None else table.ci_profiles[gi.spec.profile.id]:
         if profile.index == index:
             return profile
     return NOT_SUPPORTED

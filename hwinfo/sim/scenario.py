@@ -796,18 +796,19 @@ def parse_mig(
 ) -> MigSpec:
     """A GPU's `mig` object: profiles, placements, ids and compute instances, all checked."""
     data = r.obj(path, value, ("enabled", "pending", "gpu_instances"), ("enabled",))
-    if board is None or board.mig is None:
-        what = f"board {board.key}" if board else "a GPU without a board"
-        r.fail(path, f"{what} has no MIG support (give null, or a board that has MIG)")
     if driver < MIG_MIN_DRIVER:
         r.fail(path, f"MIG needs driver {MIG_MIN_DRIVER[0]} or later")
-    table = board.mig
     enabled = r.bool(_join(path, "enabled"), data["enabled"])
     pending = r.bool(_join(path, "pending"), data.get("pending", enabled))
     gi_path = _join(path, "gpu_instances")
     items = r.list(gi_path, data.get("gpu_instances", []))
     if items and not enabled:
         r.fail(gi_path, "GPU instances need MIG enabled")
+    if board is None or board.mig is None:
+        # A MIG-capable GPU the catalogue has no table for (a dump of one): its GPU instances
+        # are described by what the dump showed of them.
+        return MigSpec(enabled, pending, _described_instances(r, gi_path, items))
+    table = board.mig
     requests = []
     for i, item in enumerate(items):
         p = _join(gi_path, i)
@@ -862,6 +863,115 @@ def parse_mig(
         memory = {key: _opt_int(r, p, gi, key) for key in _GI_MEMORY_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, cis, **memory))
     return MigSpec(enabled, pending, tuple(instances))
+
+
+# Keys of a GPU instance on a GPU without a profile table (a board outside the catalogue).
+_DESCRIBED_GI_KEYS = (
+    "profile",
+    "id",
+    "start",
+    "profile_id",
+    "memory_slices",
+    "engines",
+    "compute_instances",
+    *_GI_MEMORY_KEYS,
+)
+_ENGINE_KEYS = ("copy", "decoder", "encoder", "jpeg", "ofa")
+# NVML's profile IDs and memory-slice sizes by compute slices on the 8-slice boards.
+# Unknown: both for boards outside the catalogue (A30 differs); a described GPU instance can
+# give them (`profile_id`, `memory_slices`).
+_PROFILE_ID_GUESS = {1: 19, 2: 14, 3: 9, 4: 5, 7: 0}
+_MEMORY_SLICES_GUESS = {3: 4, 7: 8}
+# NVML_COMPUTE_INSTANCE_PROFILE_* for a compute instance of N slices (nvml.h).
+_CI_PROFILE_INDEX = {1: 0x0, 2: 0x1, 3: 0x2, 4: 0x3, 6: 0x6, 7: 0x4, 8: 0x5}
+
+
+def _described_instances(
+    r: Reader, path: str, items: list[object]
+) -> tuple[GpuInstanceSpec, ...]:
+    """GPU instances given by their own facts, for a GPU whose board has no MIG table."""
+    requests = []
+    for i, item in enumerate(items):
+        p = _join(path, i)
+        gi = r.obj(
+            p,
+            item,
+            _DESCRIBED_GI_KEYS,
+            ("profile", "id", "memory_total_mib", "compute_instances"),
+        )
+        name = r.str(_join(p, "profile"), gi["profile"])
+        shape = re.fullmatch(r"(\d)g\.\d+gb(\+\S+)?", name)
+        if shape is None:
+            r.fail(_join(p, "profile"), f"expected a profile name like '1g.10gb', got {name!r}")
+        slices = int(shape.group(1))
+        size = r.int(
+            _join(p, "memory_slices"),
+            gi.get("memory_slices", _MEMORY_SLICES_GUESS.get(slices, slices)),
+            1,
+            mig_profiles.MEMORY_SLICES,
+        )
+        engines = r.obj(_join(p, "engines"), gi.get("engines", {}), _ENGINE_KEYS)
+        counts = {k: r.int(_join(_join(p, "engines"), k), engines.get(k, 0)) for k in _ENGINE_KEYS}
+        ci_path = _join(p, "compute_instances")
+        cis = []
+        for j, ci_item in enumerate(r.list(ci_path, gi["compute_instances"])):
+            cp = _join(ci_path, j)
+            ci = r.obj(cp, ci_item, ("multiprocessor_count", "slices"), ("multiprocessor_count",))
+            ci_slices = ci.get("slices")
+            if ci_slices is None and len(gi["compute_instances"]) > 1:  # type: ignore[arg-type]
+                r.fail(_join(cp, "slices"), "required when a GPU instance has several")
+            cis.append(
+                (
+                    r.int(_join(cp, "multiprocessor_count"), ci["multiprocessor_count"], 1),
+                    slices if ci_slices is None else r.int(_join(cp, "slices"), ci_slices, 1, slices),
+                )
+            )
+        if not cis:
+            r.fail(ci_path, "a GPU instance needs at least one compute instance")
+        start = gi.get("start")
+        profile = GpuInstanceProfile(
+            index=-1,  # not listed: the board's profile table is unknown
+            id=r.int(_join(p, "profile_id"), gi.get("profile_id", _PROFILE_ID_GUESS.get(slices, 0))),
+            name=name,
+            slice_count=slices,
+            memory_slices=size,
+            instance_count=1,
+            # Unknown: the board's placements; a run of `size` slots at a multiple of it.
+            placement_starts=tuple(range(0, mig_profiles.MEMORY_SLICES - size + 1, size)),
+            multiprocessor_count=sum(sms for sms, _ in cis),
+            copy_engine_count=counts["copy"],
+            decoder_count=counts["decoder"],
+            encoder_count=counts["encoder"],
+            jpeg_count=counts["jpeg"],
+            ofa_count=counts["ofa"],
+            memory_mib=r.int(_join(p, "memory_total_mib"), gi["memory_total_mib"]),
+        )
+        requests.append((p, gi, profile, None if start is None else r.int(_join(p, "start"), start), cis))
+    _check_fixed_overlaps(r, [(p, pr.memory_slices, st) for p, _, pr, st, _ in requests], "memory slices")
+    starts = fit_placements([(pr.placement_starts, pr.memory_slices, st) for _, _, pr, st, _ in requests])
+    if starts is None:
+        r.fail(path, "these GPU instances do not fit on the GPU's 8 memory slices together")
+    instances = []
+    ids: dict[int, str] = {}
+    for (p, gi, profile, _, cis), start in zip(requests, starts):
+        gid = r.int(_join(p, "id"), gi["id"])
+        if gid in ids:
+            r.fail(_join(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
+        ids[gid] = p
+        computes = []
+        offset = 0
+        for number, (sms, ci_slices) in enumerate(cis):
+            ci_name = profile.name
+            if ci_slices != profile.slice_count:
+                ci_name = f"{ci_slices}c.{profile.name}"
+            ci_profile = ComputeInstanceProfile(
+                _CI_PROFILE_INDEX.get(ci_slices, 0), ci_name, ci_slices, 1, (offset,), sms
+            )
+            computes.append(ComputeInstanceSpec(number, offset, ci_profile, None))
+            offset += ci_slices
+        memory = {key: _opt_int(r, p, gi, key) for key in _GI_MEMORY_KEYS}
+        instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
+    return tuple(instances)
 
 
 def _parse_compute_instances(
