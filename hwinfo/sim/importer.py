@@ -422,6 +422,16 @@ _WHOLE_BLOCKS: dict[str, tuple[str, ...]] = {
 _MIG_DEVICE_REQUIRED = ("gpu_instance_id", "compute_instance_id", "sm_count", "memory_total_mib")
 # mig_device attribute -> GpuInstanceProfile attribute; the engines that tell 1g from 1g+me.
 _MIG_ENGINES = (("decoders", "decoder_count"), ("jpegs", "jpeg_count"), ("ofas", "ofa_count"))
+# Key order of a GPU instance in the scenario file.
+_GI_ORDER = (
+    "profile",
+    "id",
+    "start",
+    "memory_total_mib",
+    "memory_used_mib",
+    "memory_free_mib",
+    "compute_instances",
+)
 # A GPU instance's memory figures, which every MIG device of it shows alike.
 _GI_MEMORY = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
 
@@ -694,10 +704,25 @@ def _gpu_instances(
 ) -> list[dict[str, Any]]:
     """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
     by_gi = _grouped(devices, where)
-    return [
+    instances = [
         _gpu_instance(table, gi_id, cis, placements.get(gi_id), where)
         for gi_id, cis in by_gi.items()
     ]
+    # -q does not say where a GI sits: NVML's usual numbering tells, when every id is one it
+    # gives its profile and the placements so read fit together; otherwise (real ids do not
+    # always follow it) the loader picks free placements and the ids stay as the dump has them.
+    # Unknown: which drivers number GPU instances this way (facts §2).
+    inferred = [
+        gi.get("start", _placement_start(table.by_name[gi["profile"]], gi["id"]))
+        for gi in instances
+    ]
+    profiles = [table.by_name[gi["profile"]] for gi in instances]
+    if None not in inferred and mig_profiles.fit_placements(
+        [(p.placement_starts, p.memory_slices, start) for p, start in zip(profiles, inferred)]
+    ):
+        for gi, start in zip(instances, inferred):
+            gi["start"] = start
+    return [{key: gi[key] for key in _GI_ORDER if key in gi} for gi in instances]
 
 
 def _named_profile(
@@ -751,13 +776,6 @@ def _gpu_instance(
                 f"{placement.start}:{placement.size}, which the catalogue's table does not offer"
             )
         instance["start"] = placement.start
-    else:
-        # -q does not say where a GI sits: NVML's usual numbering tells, when the id is one it
-        # gives this profile; otherwise the loader picks a free placement.
-        # Unknown: whether every driver numbers GPU instances this way (facts §2).
-        start = _placement_start(profile, gi_id)
-        if start is not None:
-            instance["start"] = start
     for key in _GI_MEMORY:
         if key in cis[0]:
             instance[key] = cis[0][key]
