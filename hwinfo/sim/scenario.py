@@ -804,10 +804,12 @@ def parse_mig(
     items = r.list(gi_path, data.get("gpu_instances", []))
     if items and not enabled:
         r.fail(gi_path, "GPU instances need MIG enabled")
-    if board is None or board.mig is None:
-        # A MIG-capable GPU the catalogue has no table for (a dump of one): its GPU instances
-        # are described by what the dump showed of them.
+    if board is None:
+        # A GPU outside the catalogue (a dump of a MIG board it lacks): its GPU instances are
+        # described by what the dump showed of them.
         return MigSpec(enabled, pending, _described_instances(r, gi_path, items))
+    if board.mig is None:
+        r.fail(path, f"board {board.key} has no MIG support (give null, or a board that has MIG)")
     table = board.mig
     requests = []
     for i, item in enumerate(items):
