@@ -42,8 +42,9 @@ def import_(dump: Path, output: Path | None, section: str | None) -> None:
     commands' output (`# $ nvidia-smi -q` sections); the form is told from the content.
     """
     from hwinfo.inputs import InputError, decode_text, read_bytes
-    from hwinfo.sim import ScenarioError, load_scenario
+    from hwinfo.sim import ScenarioError
     from hwinfo.sim.importer import DumpError, import_dump
+    from hwinfo.sim.scenario import parse_scenario
 
     try:
         data = read_bytes(dump, str(dump))
@@ -55,15 +56,17 @@ def import_(dump: Path, output: Path | None, section: str | None) -> None:
         scenario = import_dump(text, dump.name, section)
     except (InputError, DumpError) as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        # The scenario must load; say so now, not at use (a dump can hold values a scenario
+        # refuses, e.g. a utilization over 100 %).
+        parse_scenario(scenario, dump.name, dump.stem)
+    except ScenarioError as exc:
+        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
     text = json.dumps(scenario, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
         return
     output.write_text(text)
-    try:
-        load_scenario(output)  # the importer's output must load; say so now, not at use
-    except ScenarioError as exc:
-        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
     click.echo(f"wrote {output}", err=True)
 
 
