@@ -195,8 +195,8 @@ class ProcessSpec:
     compute_instance_id: int | None
     user: str | None
     command: str | None
-    name: str | None  # nvmlSystemGetProcessName; None: the command line's first word
     visible: bool
+    name: str | None = None  # nvmlSystemGetProcessName; None: the command line's first word
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,6 @@ class GpuSpec:
     memory_total_mib: int
     memory_reserved_mib: int | None
     memory_used_mib: int | None  # None: the processes' memory (plus MIG overhead)
-    memory_free_mib: int | None  # None: total - reserved - used
     bar1_total_mib: int | None
     bar1_used_mib: int | None
     utilization_gpu_percent: int | None
@@ -294,6 +293,7 @@ class GpuSpec:
     processes: tuple[ProcessSpec, ...]
     lost: Window | None
     xid_events: tuple[XidEvent, ...]
+    memory_free_mib: int | None = None  # None: total - reserved - used
 
 
 @dataclass(frozen=True)
@@ -328,7 +328,6 @@ class Scenario:
     name: str
     source: str  # how errors name the file: the built-in name or the path as given
     description: str
-    imported: Imported | None
     driver: DriverSpec
     privileged: bool
     library_missing: bool
@@ -336,6 +335,7 @@ class Scenario:
     init_error_attempts: int | None  # None: every attempt fails
     faults: tuple[FaultSpec, ...]
     gpus: tuple[GpuSpec, ...]
+    imported: Imported | None = None  # a scenario `hwinfo sim import` made from a dump
 
 
 # ---------------------------------------------------------------------------------------------
