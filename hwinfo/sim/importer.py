@@ -780,12 +780,14 @@ def _gpu_instance(
         if key in cis[0]:
             instance[key] = cis[0][key]
     offered = table.ci_profiles[profile.id]
-    # The CI profile with the device's SM count; nearest, as partial-CI SM counts vary.
+    # The CI profile with the device's SM count (nearest: partial-CI SM counts vary); the
+    # SMs themselves as the dump has them.
     instance["compute_instances"] = [
         {
             "slices": min(
                 offered, key=lambda c: abs(c.multiprocessor_count - ci["sm_count"])
-            ).slice_count
+            ).slice_count,
+            "multiprocessor_count": ci["sm_count"],
         }
         for ci in cis
     ]

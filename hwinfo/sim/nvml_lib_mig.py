@@ -54,9 +54,10 @@ def _attributes(dev: MigDevice) -> Reply:
     total = dev.gpu_instance.spec.memory_total_mib
     gi = dev.gpu_instance.spec.profile
     ci = dev.compute_instance.spec.profile
+    sms = dev.compute_instance.spec.multiprocessor_count
     return ok(
         (
-            ("multiprocessorCount", ci.multiprocessor_count),
+            ("multiprocessorCount", ci.multiprocessor_count if sms is None else sms),
             # Engines belong to the GPU instance and are shared by its compute instances.
             ("sharedCopyEngineCount", gi.copy_engine_count),
             ("sharedDecoderCount", gi.decoder_count),

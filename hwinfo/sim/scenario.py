@@ -213,6 +213,8 @@ class ComputeInstanceSpec:
     start: int  # first compute slice inside the GPU instance
     profile: ComputeInstanceProfile
     memory_used_mib: int | None
+    # The SMs a dump showed for this MIG device; None: the profile's.
+    multiprocessor_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -986,7 +988,7 @@ def _parse_compute_instances(
     requests = []
     for i, item in enumerate(r.list(path, value)):
         p = _join(path, i)
-        data = r.obj(p, item, ("slices", "memory_used_mib"), ("slices",))
+        data = r.obj(p, item, ("slices", "memory_used_mib", "multiprocessor_count"), ("slices",))
         slices = r.int(_join(p, "slices"), data["slices"], 1)
         profile = offered.get(slices)
         if profile is None:
@@ -997,26 +999,33 @@ def _parse_compute_instances(
             )
         memory = data.get("memory_used_mib")
         requests.append(
-            (p, profile, None if memory is None else r.int(_join(p, "memory_used_mib"), memory))
+            (
+                p,
+                profile,
+                None if memory is None else r.int(_join(p, "memory_used_mib"), memory),
+                _opt_int(r, p, data, "multiprocessor_count"),
+            )
         )
     if not requests:
         r.fail(path, "a GPU instance needs at least one compute instance")
     for profile in offered.values():
-        used = [p for p, pr, _ in requests if pr is profile]
+        used = [p for p, pr, _, _ in requests if pr is profile]
         if len(used) > profile.instance_count:
             r.fail(
                 used[-1],
                 f"at most {profile.instance_count} compute instance(s) of {profile.name} fit",
             )
-    starts = fit_placements([(pr.placement_starts, pr.slice_count, None) for _, pr, _ in requests])
+    starts = fit_placements(
+        [(pr.placement_starts, pr.slice_count, None) for _, pr, _, _ in requests]
+    )
     if starts is None:
         r.fail(
             path, f"these compute instances do not fit in the {gi.slice_count} slices of {gi.name}"
         )
     # Unknown: NVML numbers CIs in creation order; the list order stands in for it.
     return tuple(
-        ComputeInstanceSpec(i, start, profile, memory)
-        for i, ((_, profile, memory), start) in enumerate(zip(requests, starts))
+        ComputeInstanceSpec(i, start, profile, memory, sms)
+        for i, ((_, profile, memory, sms), start) in enumerate(zip(requests, starts))
     )
 
 
