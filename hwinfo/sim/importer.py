@@ -548,19 +548,29 @@ def _import_root(
             # `nvidia-smi -q -i N` lists one GPU of all those attached, and does not say N.
             shown = ", ".join(element.get("id", "no bus id") for element in elements)
             how += f"; {len(elements)} of {attached} attached GPUs, taken with -i: {shown}"
+    guesses: list[str] = []
+    gpus = [
+        _gpu(
+            element, f"{where}: gpu {index} ({element.get('id', 'no id')})", index, extras, guesses
+        )
+        for index, element in enumerate(elements)
+    ]
+    if guesses:
+        imported["guessed"] = guesses
+        how += "; some values inferred, see imported.guessed"
     return {
         "format": 1,
         "description": f"Imported from {source_name} ({how})",
         "imported": imported,
         "driver": driver,
-        "gpus": [
-            _gpu(element, f"{where}: gpu {index} ({element.get('id', 'no id')})", index, extras)
-            for index, element in enumerate(elements)
-        ],
+        "gpus": gpus,
     }
 
 
-def _gpu(element: ET.Element, where: str, number: int, extras: _Extras) -> dict[str, Any]:
+def _gpu(
+    element: ET.Element, where: str, number: int, extras: _Extras, guesses: list[str]
+) -> dict[str, Any]:
+    """One GPU; what it had to infer rather than read is added to `guesses`."""
     fields = _read(element, _GPU_FIELDS, where)
     for key, tag in (("name", "product_name"), ("memory_total_mib", "fb_memory_usage/total")):
         if key not in fields:
@@ -600,10 +610,10 @@ def _gpu(element: ET.Element, where: str, number: int, extras: _Extras) -> dict[
         }
         if table is None:
             gpu["mig"]["gpu_instances"] = _described_instances(
-                devices, placements, fields["memory_total_mib"], where
+                devices, placements, fields["memory_total_mib"], where, guesses
             )
         else:
-            gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where)
+            gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where, guesses)
     gpu["processes"] = [
         _process(process, f"{where}: process {position}")
         for position, process in enumerate(element.findall("processes/process_info"))
@@ -653,6 +663,7 @@ def _described_instances(
     placements: dict[int, MigPlacement],
     gpu_memory_mib: int,
     where: str,
+    guesses: list[str],
 ) -> list[dict[str, Any]]:
     """GPU instances of a board outside the catalogue, as the dump shows them."""
     out = []
@@ -669,8 +680,11 @@ def _described_instances(
             memory = cis[0]["memory_total_mib"]
             slices = max(1, round(7 * memory / gpu_memory_mib))
             name = f"{slices}g.{round(memory / 1024)}gb"
+            guesses.append(f"{where}: GPU instance {gi_id}'s profile name {name}")
         instance: dict[str, Any] = {"profile": name, "id": gi_id}
-        if placement is not None:
+        if placement is None:
+            guesses.append(f"{where}: GPU instance {gi_id}'s placement and profile id")
+        else:
             instance["start"] = placement.start
             instance["memory_slices"] = placement.size
             instance["profile_id"] = placement.profile_id
@@ -701,6 +715,7 @@ def _gpu_instances(
     devices: list[dict[str, Any]],
     placements: dict[int, MigPlacement],
     where: str,
+    guesses: list[str],
 ) -> list[dict[str, Any]]:
     """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
     by_gi = _grouped(devices, where)
@@ -722,6 +737,8 @@ def _gpu_instances(
     ):
         for gi, start in zip(instances, inferred):
             gi["start"] = start
+    if any(gi_id not in placements for gi_id in by_gi):
+        guesses.append(f"{where}: MIG placements (the dump has none)")
     return [{key: gi[key] for key in _GI_ORDER if key in gi} for gi in instances]
 
 

@@ -1096,9 +1096,11 @@ def _read_imported(r: Reader, value: object) -> Imported | None:
     """The `imported` object: provenance of a scenario made from an nvidia-smi dump."""
     if value is None:
         return None
-    keys = ("source", "kind", "attached_gpus", "timestamp")
+    keys = ("source", "kind", "attached_gpus", "timestamp", "guessed")
     data = r.obj("imported", value, keys, ("source", "kind"))
     attached = data.get("attached_gpus")
+    for i, note in enumerate(r.list("imported.guessed", data.get("guessed", []))):
+        r.str(f"imported.guessed[{i}]", note)
     return Imported(
         r.str("imported.source", data["source"]),
         r.choice("imported.kind", data["kind"], ("xml", "text", "capture")),

@@ -588,6 +588,9 @@ def test_mig_placements_come_from_the_capture(tmp_path: Path) -> None:
     bare = import_dump(_renumbered(_capture_text(H100_MIG), {2: 1, 3: 5, 9: 13, 10: 14}), "b.txt")
     loaded = _load(bare, tmp_path).gpus[0].mig
     assert loaded is not None and [gi.id for gi in loaded.gpu_instances] == [1, 5, 13, 14]
+    # ... and the scenario says they are inferred, as it does not when the capture has them.
+    assert "MIG placements (the dump has none)" in bare["imported"]["guessed"][0]
+    assert "guessed" not in scenario["imported"]
 
 
 def test_a_placement_the_table_lacks_is_refused_not_moved() -> None:
