@@ -26,29 +26,45 @@ def list_() -> None:
 
 
 @sim.command("import")
-@click.argument("dump", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("dump", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
     help="Write the scenario here instead of to standard output.",
 )
-def import_(dump: Path, output: Path | None) -> None:
-    """Turn an `nvidia-smi -q -x` dump into a scenario file."""
-    from hwinfo.inputs import InputError, read_bytes
+@click.option(
+    "--section", metavar="LABEL",
+    help="Which nvidia-smi -q section of a capture file (e.g. idle, load); default the last.",
+)
+def import_(dump: Path, output: Path | None, section: str | None) -> None:
+    """Turn an nvidia-smi dump into a scenario file.
+
+    DUMP is `nvidia-smi -q -x` XML, `nvidia-smi -q` text, or a capture file holding several
+    commands' output (`# $ nvidia-smi -q` sections); the form is told from the content.
+    """
+    from hwinfo.inputs import InputError, decode_text, read_bytes
     from hwinfo.outputs import OutputError, check_target, write_atomically
-    from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
-    from hwinfo.sim.scenario import ScenarioError, parse_scenario
+    from hwinfo.sim import ScenarioError
+    from hwinfo.sim.importer import DumpError, import_dump
+    from hwinfo.sim.scenario import parse_scenario
 
     try:
         if output is not None:  # a wrong -o is said before the dump is read
             check_target(output, f"-o {output}")
-        # Bytes, not text: the XML parser follows the dump's own encoding declaration.
-        scenario = import_nvidia_smi_xml(read_bytes(dump, f"dump {dump}"), dump.name)
-        # The importer's output must load; say so now, not at use.
-        parse_scenario(scenario, str(output or dump.name), (output or dump).stem)
-    except ScenarioError as exc:
-        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
+        data = read_bytes(dump, str(dump))
+        # PowerShell's `>` writes UTF-16 with a byte-order mark (Windows captures).
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            text = data.decode("utf-16", errors="replace")
+        else:
+            text = decode_text(data, str(dump))
+        scenario = import_dump(text, dump.name, section)
     except (InputError, OutputError, DumpError) as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        # The scenario must load; say so now, not at use (a dump can hold values a scenario
+        # refuses, e.g. a utilization over 100 %).
+        parse_scenario(scenario, dump.name, dump.stem)
+    except ScenarioError as exc:
+        raise click.ClickException(f"the imported scenario does not load: {exc}") from None
     text = json.dumps(scenario, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)

@@ -23,7 +23,7 @@ def machine_owners(machine: Machine) -> OwnerLookup:
 
     def owner_of(pid: int) -> ProcessOwner | None:
         found = machine.process_owner(pid)
-        return None if found is None else ProcessOwner(*found)
+        return None if found is None else ProcessOwner(*found, machine.process_name(pid))
 
     return owner_of
 

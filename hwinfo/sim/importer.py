@@ -1,8 +1,14 @@
-"""Turn an `nvidia-smi -q -x` dump into a simulator scenario (format 1, docs/scenario-format.md).
+"""Turn an nvidia-smi dump into a simulator scenario (format 1, docs/scenario-format.md).
 
-The scenario reproduces what nvidia-smi showed. Values it printed as not available ("N/A",
-"[Not Supported]", "Requested functionality has been deprecated", masked "[REDACTED]", ...) are
-left out, or null where the format gives null a meaning (NotSupported) - never 0.
+Three forms are read, told apart by their content: `nvidia-smi -q -x` XML, `nvidia-smi -q`
+text (importer_text.py turns it into the same element tree) and whole capture files with
+several commands' output (importer_capture.py), where a `-q` section is the dump and the
+`-L`, `mig -lgi` and `nvlink -s` sections add facts `-q` does not print.
+
+The scenario reproduces what nvidia-smi showed and nothing else: it is marked `imported`,
+so no catalogue default stands in for a value the dump lacks. Values nvidia-smi printed as
+not available ("N/A", "[Not Supported]", "Requested functionality has been deprecated",
+masked "[REDACTED]", ...) are left out, so they read NotSupported - never 0.
 """
 
 from __future__ import annotations
@@ -16,7 +22,13 @@ from typing import Any
 from hwinfo.inputs import shown
 from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
-from hwinfo.sim.machine import gpu_instance_idle_used_mib
+from hwinfo.sim.importer_capture import (
+    Capture,
+    MigPlacement,
+    looks_like_capture,
+    parse_capture,
+)
+from hwinfo.sim.importer_text import looks_like_text_dump, parse_text_dump
 from hwinfo.sim.mig_profiles import GpuInstanceProfile, MigTable
 from hwinfo.sim.scenario import (
     ARCHITECTURES,
@@ -25,11 +37,11 @@ from hwinfo.sim.scenario import (
     parse_pci_bus_id,
 )
 
-__all__ = ["DumpError", "import_nvidia_smi_xml"]
+__all__ = ["DumpError", "import_dump", "import_nvidia_smi_xml"]
 
 
 class DumpError(ValueError):
-    """The text is not a usable `nvidia-smi -q -x` dump; the message says what is wrong."""
+    """The text is not a usable nvidia-smi dump; the message says what is wrong."""
 
 
 # Words nvidia-smi prints instead of a value. Bracketed text ("[N/A]", "[Not Supported]",
@@ -52,6 +64,9 @@ def _value(element: ET.Element | None) -> str | None:
         return None
     text = " ".join((element.text or "").split())
     if text.lower() in _UNAVAILABLE or (text.startswith("[") and text.endswith("]")):
+        return None
+    # "Not available in WDDM driver model" (a Windows process's memory), and the like.
+    if text.lower().startswith("not available"):
         return None
     return text
 
@@ -206,14 +221,15 @@ def _clock_fields(key: str, element: str) -> tuple[_Field, ...]:
 def _power_fields(key: str, v12: str, *v13: str) -> tuple[_Field, ...]:
     """One power value in every schema, best reading first.
 
-    Schema v12 has one `power_readings`; v13 splits GPU and module (GPU + CPU on Grace boards)
-    readings. Later v13 names and the module stand in only when the earlier ones are N/A.
+    Schema v12 has one `power_readings`; drivers 535-565 split GPU and module (GPU + CPU on
+    Grace boards) readings but keep the v12 names, v13 renames them. Later names and the
+    module stand in only when the earlier ones are N/A.
     """
-    first, *rest = v13
+    names = (v12, *(name for name in v13 if name != v12))
     return (
-        _f(key, _watts, f"power_readings/{v12}", f"gpu_power_readings/{first}"),
-        *(_f(key, _watts, f"gpu_power_readings/{name}") for name in rest),
-        *(_f(key, _watts, f"module_power_readings/{name}") for name in v13),
+        _f(key, _watts, f"power_readings/{v12}", f"gpu_power_readings/{v12}"),
+        *(_f(key, _watts, f"gpu_power_readings/{name}") for name in names[1:]),
+        *(_f(key, _watts, f"module_power_readings/{name}") for name in names),
     )
 
 
@@ -236,6 +252,7 @@ _GPU_FIELDS: tuple[_Field, ...] = (
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
     _f("memory_reserved_mib", _mib, "fb_memory_usage/reserved"),
     _f("memory_used_mib", _mib, "fb_memory_usage/used"),
+    _f("memory_free_mib", _mib, "fb_memory_usage/free"),
     _f("bar1_total_mib", _mib, "bar1_memory_usage/total"),
     _f("bar1_used_mib", _mib, "bar1_memory_usage/used"),
     _f("utilization_gpu_percent", _percent, "utilization/gpu_util"),
@@ -296,20 +313,25 @@ _PROCESS_FIELDS: tuple[_Field, ...] = (
     _f("used_memory_mib", _mib, "used_memory"),
     _f("gpu_instance_id", int, "gpu_instance_id"),
     _f("compute_instance_id", int, "compute_instance_id"),
-    _f("command", str, "process_name"),
+    # nvidia-smi prints the process name (NVML's GetProcessName), not the command line.
+    _f("name", str, "process_name"),
 )
 
 # What a <mig_device> tells about its compute instance; not scenario keys, input to the
 # profile match below.
 _MIG_DEVICE_FIELDS: tuple[_Field, ...] = (
+    _f("index", int, "index"),
     _f("gpu_instance_id", int, "gpu_instance_id"),
     _f("compute_instance_id", int, "compute_instance_id"),
     _f("sm_count", int, "device_attributes/shared/multiprocessor_count"),
+    _f("copy_engines", int, "device_attributes/shared/copy_engine_count"),
+    _f("encoders", int, "device_attributes/shared/encoder_count"),
     _f("decoders", int, "device_attributes/shared/decoder_count"),
     _f("jpegs", int, "device_attributes/shared/jpg_count"),
     _f("ofas", int, "device_attributes/shared/ofa_count"),
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
     _f("memory_used_mib", _mib, "fb_memory_usage/used"),
+    _f("memory_free_mib", _mib, "fb_memory_usage/free"),
 )
 
 # nvidia-smi's clock event (formerly throttle) reason tags -> the format's names: the same but
@@ -389,24 +411,104 @@ _LOG_FIELDS: tuple[_Field, ...] = (
     _f("timestamp", str, "timestamp"),
 )
 
-# Keys whose null means NotSupported in the format -> the member without which a block means
-# nothing. Missing in the dump, they become null so that a board's default cannot stand in.
-_NULL_WHEN_MISSING: dict[str, str | None] = {
-    "fan_percent": None,
-    "ecc": "enabled",
-    "retired_pages": None,
-    "remapped_rows": None,
-    "mig": "enabled",
+# Blocks whose members the format fills with 0/false when left out: a dump that shows only
+# some of them gives no block at all (NotSupported) rather than invented zeros.
+_WHOLE_BLOCKS: dict[str, tuple[str, ...]] = {
+    "ecc": ("enabled",),
+    "mig": ("enabled",),
+    "retired_pages": ("single_bit", "double_bit", "pending"),
+    "remapped_rows": ("correctable", "uncorrectable", "pending", "failure"),
 }
 
 _MIG_DEVICE_REQUIRED = ("gpu_instance_id", "compute_instance_id", "sm_count", "memory_total_mib")
 # mig_device attribute -> GpuInstanceProfile attribute; the engines that tell 1g from 1g+me.
 _MIG_ENGINES = (("decoders", "decoder_count"), ("jpegs", "jpeg_count"), ("ofas", "ofa_count"))
+# Key order of a GPU instance in the scenario file.
+_GI_ORDER = (
+    "profile",
+    "id",
+    "start",
+    "memory_total_mib",
+    "memory_used_mib",
+    "memory_free_mib",
+    "compute_instances",
+)
+# A GPU instance's memory figures, which every MIG device of it shows alike.
+_GI_MEMORY = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
 
 
 # Relative tolerance between a MIG device's memory and its profile's: drivers differ by up to
 # ~1.5% (R450 showed 20224 and 20096 MiB for 3g.20gb's 19968; older A100-80GB 1g.10gb: 9728).
 _MIG_MEMORY_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class _Extras:
+    """What a capture file's other sections add to its `-q` section."""
+
+    mig_names: dict[tuple[int, int], str]  # (GPU, MIG device index) -> "3g.40gb"
+    placements: dict[tuple[int, int], MigPlacement]  # (GPU, GI id) -> placement
+    nvlink: dict[int, int]  # GPU -> active links
+
+    @classmethod
+    def of(cls, capture: Capture | None) -> _Extras:
+        if capture is None:
+            return cls({}, {}, {})
+        return cls(
+            capture.mig_device_profiles(),
+            capture.gpu_instance_placements(),
+            capture.nvlink_active(),
+        )
+
+
+def import_dump(text: str, source_name: str, section: str | None = None) -> dict[str, Any]:
+    """A scenario from XML, `-q` text or a capture file, told apart by content.
+
+    `section` picks a capture file's `-q` section by its label ("idle", "load" or the whole
+    "load :: query (-q)"); default the last one.
+    """
+    if text.lstrip("\ufeff \t\r\n").startswith("<"):
+        if section is not None:
+            raise DumpError(f"{source_name}: an XML dump has no sections to choose from")
+        return import_nvidia_smi_xml(text, source_name)
+    if looks_like_capture(text):
+        return _import_capture(parse_capture(text), source_name, section)
+    if looks_like_text_dump(text):
+        if section is not None:
+            raise DumpError(f"{source_name}: a single nvidia-smi -q dump has no sections")
+        return _import_root(_text_root(text, source_name), source_name, "text", _Extras.of(None))
+    raise DumpError(
+        f"{source_name}: neither nvidia-smi -q -x XML, nvidia-smi -q text, nor a capture "
+        "file with an nvidia-smi -q section"
+    )
+
+
+def _text_root(text: str, where: str) -> ET.Element:
+    try:
+        return parse_text_dump(text)
+    except ValueError as err:
+        raise DumpError(f"{where}: {err}") from None
+
+
+def _import_capture(capture: Capture, source_name: str, section: str | None) -> dict[str, Any]:
+    candidates = capture.query_sections()
+    if not candidates:
+        raise DumpError(f"{source_name}: the capture file has no `nvidia-smi -q` section")
+    if section is not None:
+        labels = [s.label for s in candidates]
+        candidates = [
+            s for s in candidates if s.label == section or s.label.startswith(f"{section} ::")
+        ]
+        if not candidates:
+            raise DumpError(
+                f"{source_name}: no nvidia-smi -q section {section!r} "
+                f"(sections: {', '.join(repr(label) for label in labels)})"
+            )
+    chosen = candidates[-1]
+    where = f"{source_name} [{chosen.label}]"
+    return _import_root(
+        _text_root(chosen.body, where), source_name, "capture", _Extras.of(capture), chosen.label
+    )
 
 
 def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
@@ -421,25 +523,52 @@ def import_nvidia_smi_xml(xml: str | bytes, source_name: str) -> dict[str, Any]:
         raise DumpError(f"{source_name}: not XML ({err})") from None
     if root.tag != "nvidia_smi_log":
         raise DumpError(f"{source_name}: not an nvidia-smi -q -x log (root element <{root.tag}>)")
-    driver = _read(root, _DRIVER_FIELDS, source_name)
+    return _import_root(root, source_name, "xml", _Extras.of(None))
+
+
+_COMMANDS = {"xml": "nvidia-smi -q -x", "text": "nvidia-smi -q", "capture": "nvidia-smi -q"}
+
+
+def _import_root(
+    root: ET.Element, source_name: str, kind: str, extras: _Extras, section: str | None = None
+) -> dict[str, Any]:
+    """The scenario of an <nvidia_smi_log> tree (read from XML or converted from text)."""
+    where = source_name if section is None else f"{source_name} [{section}]"
+    driver = _read(root, _DRIVER_FIELDS, where)
     if "version" not in driver:
-        raise DumpError(f"{source_name}: no <driver_version>")
-    log = _read(root, _LOG_FIELDS, source_name)
+        raise DumpError(f"{where}: no driver version")
+    log = _read(root, _LOG_FIELDS, where)
     elements = root.findall("gpu")
-    if log.get("attached_gpus", len(elements)) != len(elements):
-        raise DumpError(
-            f"{source_name}: <attached_gpus> says {log['attached_gpus']} but the log has "
-            f"{len(elements)} <gpu> (truncated?)"
+    attached = log.get("attached_gpus")
+    if attached is not None and attached < len(elements):
+        raise DumpError(f"{where}: says {attached} GPU(s) are attached but lists {len(elements)}")
+    imported: dict[str, Any] = {"source": source_name, "kind": kind}
+    how = _COMMANDS[kind] + (f", section {section!r}" if section else "")
+    if "timestamp" in log:
+        imported["timestamp"] = log["timestamp"]
+        how += f", taken {log['timestamp']}"
+    if attached is not None:
+        imported["attached_gpus"] = attached
+        if attached > len(elements):
+            # `nvidia-smi -q -i N` lists one GPU of all those attached, and does not say N.
+            shown = ", ".join(element.get("id", "no bus id") for element in elements)
+            how += f"; {len(elements)} of {attached} attached GPUs, taken with -i: {shown}"
+    guesses: list[str] = []
+    gpus = [
+        _gpu(
+            element, f"{where}: gpu {index} ({_bus_id_shown(element)})", index, extras, guesses
         )
-    taken = f" taken {log['timestamp']}" if "timestamp" in log else ""
+        for index, element in enumerate(elements)
+    ]
+    if guesses:
+        imported["guessed"] = guesses
+        how += "; some values inferred, see imported.guessed"
     return {
         "format": 1,
-        "description": f"Imported from {source_name} (nvidia-smi -q -x{taken})",
+        "description": f"Imported from {source_name} ({how})",
+        "imported": imported,
         "driver": driver,
-        "gpus": [
-            _gpu(element, f"{source_name}: gpu {index} ({_bus_id_shown(element)})")
-            for index, element in enumerate(elements)
-        ],
+        "gpus": gpus,
     }
 
 
@@ -448,7 +577,10 @@ def _bus_id_shown(element: ET.Element) -> str:
     return " ".join(element.get("id", "no id").split())[:40]
 
 
-def _gpu(element: ET.Element, where: str) -> dict[str, Any]:
+def _gpu(
+    element: ET.Element, where: str, number: int, extras: _Extras, guesses: list[str]
+) -> dict[str, Any]:
+    """One GPU; what it had to infer rather than read is added to `guesses`."""
     fields = _read(element, _GPU_FIELDS, where)
     for key, tag in (("name", "product_name"), ("memory_total_mib", "fb_memory_usage/total")):
         if key not in fields:
@@ -459,28 +591,42 @@ def _gpu(element: ET.Element, where: str) -> dict[str, Any]:
     reasons = _clock_event_reasons(element)
     if reasons is not None:
         fields["clock_event_reasons"] = reasons
-    for key, required in _NULL_WHEN_MISSING.items():
+    for key, members in _WHOLE_BLOCKS.items():
         block = fields.get(key)
-        if required is not None and isinstance(block, dict) and required not in block:
-            block = None
-        fields[key] = block
+        if isinstance(block, dict) and any(member not in block for member in members):
+            del fields[key]
+    if number in extras.nvlink:
+        fields["nvlink_links"] = extras.nvlink[number]
     board = _board(fields["name"])
     gpu: dict[str, Any] = {"board": board.key, **fields} if board else fields
     devices = [
-        _read(device, _MIG_DEVICE_FIELDS, f"{where}: mig_device {number}")
-        for number, device in enumerate(element.findall("mig_devices/mig_device"))
+        _read(device, _MIG_DEVICE_FIELDS, f"{where}: mig_device {position}")
+        for position, device in enumerate(element.findall("mig_devices/mig_device"))
     ]
     if devices:
         table = board.mig if board else None
-        if table is None or gpu["mig"] is None:
-            raise DumpError(
-                f"{where}: has MIG devices but {shown(fields['name'])} is no catalogue board with "
-                "MIG profiles, so their profiles cannot be named"
+        if "mig" not in gpu:
+            raise DumpError(f"{where}: has MIG devices but no MIG mode")
+        names = {
+            device.get("index", position): extras.mig_names.get(
+                (number, device.get("index", position))
             )
-        gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, where)
+            for position, device in enumerate(devices)
+        }
+        for position, device in enumerate(devices):
+            device["name"] = names[device.get("index", position)]
+        placements = {
+            gi: p for (gpu_number, gi), p in extras.placements.items() if gpu_number == number
+        }
+        if table is None:
+            gpu["mig"]["gpu_instances"] = _described_instances(
+                devices, placements, fields["memory_total_mib"], where, guesses
+            )
+        else:
+            gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where, guesses)
     gpu["processes"] = [
-        _process(process, f"{where}: process {number}")
-        for number, process in enumerate(element.findall("processes/process_info"))
+        _process(process, f"{where}: process {position}")
+        for position, process in enumerate(element.findall("processes/process_info"))
     ]
     return gpu
 
@@ -502,10 +648,8 @@ def _process(element: ET.Element, where: str) -> dict[str, Any]:
     return process
 
 
-def _gpu_instances(
-    table: MigTable, devices: list[dict[str, Any]], where: str
-) -> list[dict[str, Any]]:
-    """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
+def _grouped(devices: list[dict[str, Any]], where: str) -> dict[int, list[dict[str, Any]]]:
+    """MIG devices (one per compute instance) by GPU instance id, in CI id order."""
     for number, device in enumerate(devices):
         for field in _MIG_DEVICE_FIELDS:
             if field.key in _MIG_DEVICE_REQUIRED and field.key not in device:
@@ -513,45 +657,167 @@ def _gpu_instances(
     by_gi: dict[int, list[dict[str, Any]]] = {}
     for device in sorted(devices, key=lambda d: (d["gpu_instance_id"], d["compute_instance_id"])):
         by_gi.setdefault(device["gpu_instance_id"], []).append(device)
-    return [_gpu_instance(table, gi_id, cis, where) for gi_id, cis in by_gi.items()]
+    for gi_id, cis in by_gi.items():
+        ci_ids = [ci["compute_instance_id"] for ci in cis]
+        if ci_ids != list(range(len(cis))):
+            # The format numbers a GI's compute instances 0, 1, ... in list order.
+            raise DumpError(
+                f"{where}: GPU instance {gi_id} has compute instance ids {ci_ids}; a scenario "
+                "can only express ids 0, 1, ... without gaps"
+            )
+    return by_gi
+
+
+def _described_instances(
+    devices: list[dict[str, Any]],
+    placements: dict[int, MigPlacement],
+    gpu_memory_mib: int,
+    where: str,
+    guesses: list[str],
+) -> list[dict[str, Any]]:
+    """GPU instances of a board outside the catalogue, as the dump shows them."""
+    out = []
+    for gi_id, cis in _grouped(devices, where).items():
+        placement = placements.get(gi_id)
+        named = {re.sub(r"^\d+c\.", "", ci["name"]) for ci in cis if ci.get("name")}
+        if placement is not None:
+            name = placement.profile
+        elif len(named) == 1:
+            name = named.pop()
+        else:
+            # `-q` names no profile: N compute slices of 7 by the GI's share of the memory.
+            # Unknown: boards whose slices are not 7 compute / 8 memory (A30 has 4 / 4).
+            memory = cis[0]["memory_total_mib"]
+            slices = max(1, round(7 * memory / gpu_memory_mib))
+            name = f"{slices}g.{round(memory / 1024)}gb"
+            guesses.append(f"{where}: GPU instance {gi_id}'s profile name {name}")
+        instance: dict[str, Any] = {"profile": name, "id": gi_id}
+        if placement is None:
+            guesses.append(f"{where}: GPU instance {gi_id}'s placement and profile id")
+        else:
+            instance["start"] = placement.start
+            instance["memory_slices"] = placement.size
+            instance["profile_id"] = placement.profile_id
+        for key in _GI_MEMORY:
+            if key in cis[0]:
+                instance[key] = cis[0][key]
+        engines = {
+            "copy": cis[0].get("copy_engines"),
+            "decoder": cis[0].get("decoders"),
+            "encoder": cis[0].get("encoders"),
+            "jpeg": cis[0].get("jpegs"),
+            "ofa": cis[0].get("ofas"),
+        }
+        instance["engines"] = {k: v for k, v in engines.items() if v is not None}
+        instance["compute_instances"] = [{"multiprocessor_count": ci["sm_count"]} for ci in cis]
+        if len(cis) > 1:
+            # Unknown: how a partial CI's slices follow from its SMs on an unknown board.
+            total = sum(ci["sm_count"] for ci in cis)
+            slices = int(re.match(r"\d+", name).group())  # type: ignore[union-attr]
+            for entry, ci in zip(instance["compute_instances"], cis):
+                entry["slices"] = max(1, round(slices * ci["sm_count"] / total))
+        out.append(instance)
+    return out
+
+
+def _gpu_instances(
+    table: MigTable,
+    devices: list[dict[str, Any]],
+    placements: dict[int, MigPlacement],
+    where: str,
+    guesses: list[str],
+) -> list[dict[str, Any]]:
+    """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
+    by_gi = _grouped(devices, where)
+    instances = [
+        _gpu_instance(table, gi_id, cis, placements.get(gi_id), where)
+        for gi_id, cis in by_gi.items()
+    ]
+    # -q does not say where a GI sits: NVML's usual numbering tells, when every id is one it
+    # gives its profile and the placements so read fit together; otherwise (real ids do not
+    # always follow it) the loader picks free placements and the ids stay as the dump has them.
+    # Unknown: which drivers number GPU instances this way (facts §2).
+    inferred = [
+        gi.get("start", _placement_start(table.by_name[gi["profile"]], gi["id"]))
+        for gi in instances
+    ]
+    profiles = [table.by_name[gi["profile"]] for gi in instances]
+    if None not in inferred and mig_profiles.fit_placements(
+        [(p.placement_starts, p.memory_slices, start) for p, start in zip(profiles, inferred)]
+    ):
+        for gi, start in zip(instances, inferred):
+            gi["start"] = start
+    if any(gi_id not in placements for gi_id in by_gi):
+        guesses.append(f"{where}: MIG placements (the dump has none)")
+    return [{key: gi[key] for key in _GI_ORDER if key in gi} for gi in instances]
+
+
+def _named_profile(
+    table: MigTable,
+    gi_id: int,
+    cis: list[dict[str, Any]],
+    placement: MigPlacement | None,
+    where: str,
+) -> GpuInstanceProfile | None:
+    """The profile the capture names for this GPU instance (`mig -lgi`, else `-L`), if any."""
+    if placement is not None:
+        name = placement.profile
+    else:
+        # `-L` names a partial compute instance "1c.3g.40gb": the GI profile is the rest.
+        named = {re.sub(r"^\d+c\.", "", ci["name"]) for ci in cis if ci.get("name")}
+        if len(named) > 1:
+            raise DumpError(f"{where}: GPU instance {gi_id} is named {sorted(named)} by -L")
+        if not named:
+            return None
+        name = named.pop()
+    profile = table.by_name.get(name)
+    if profile is None:
+        raise DumpError(
+            f"{where}: GPU instance {gi_id} is a {name}, which the catalogue's MIG table for "
+            f"this board lacks (known: {', '.join(p.name for p in table.profiles)})"
+        )
+    return profile
 
 
 def _gpu_instance(
-    table: MigTable, gi_id: int, cis: list[dict[str, Any]], where: str
+    table: MigTable,
+    gi_id: int,
+    cis: list[dict[str, Any]],
+    placement: MigPlacement | None,
+    where: str,
 ) -> dict[str, Any]:
-    ci_ids = [ci["compute_instance_id"] for ci in cis]
-    if ci_ids != list(range(len(cis))):
-        # The format numbers a GI's compute instances 0, 1, ... in list order.
-        raise DumpError(
-            f"{where}: GPU instance {gi_id} has compute instance ids {ci_ids}; a scenario can "
-            "only express ids 0, 1, ... without gaps"
-        )
-    profile = _match_profile(table, gi_id, cis)
+    profile = _named_profile(table, gi_id, cis, placement, where) or _match_profile(
+        table, gi_id, cis
+    )
     if profile is None:
         raise DumpError(
             f"{where}: GPU instance {gi_id} ({sum(ci['sm_count'] for ci in cis)} SMs, "
             f"{cis[0]['memory_total_mib']} MiB) matches no MIG profile of this board"
         )
-    instance: dict[str, Any] = {"profile": profile.name}
-    start = _placement_start(profile, gi_id)
-    if start is not None:
-        instance["start"] = start
-    instance["id"] = gi_id
+    instance: dict[str, Any] = {"profile": profile.name, "id": gi_id}
+    if placement is not None:
+        # The dump's own placement; refused rather than moved when the table disagrees.
+        if placement.start not in profile.placement_starts:
+            raise DumpError(
+                f"{where}: GPU instance {gi_id} ({profile.name}) is placed at "
+                f"{placement.start}:{placement.size}, which the catalogue's table does not offer"
+            )
+        instance["start"] = placement.start
+    for key in _GI_MEMORY:
+        if key in cis[0]:
+            instance[key] = cis[0][key]
     offered = table.ci_profiles[profile.id]
-    # Every MIG device of a GI shows the GI's memory use; the simulator builds that from the
-    # GI's idle overhead plus each CI's share, so the first CI carries it all and the others 0.
-    shown = [ci["memory_used_mib"] for ci in cis if "memory_used_mib" in ci]
-    share = (
-        max(max(shown) - gpu_instance_idle_used_mib(profile.memory_slices), 0) if shown else None
-    )
-    instance["compute_instances"] = []
-    for number, ci in enumerate(cis):
-        # The CI profile with the device's SM count; nearest, as partial-CI SM counts vary.
-        ci_profile = min(offered, key=lambda c: abs(c.multiprocessor_count - ci["sm_count"]))
-        compute_instance = {"slices": ci_profile.slice_count}
-        if share is not None:
-            compute_instance["memory_used_mib"] = share if number == 0 else 0
-        instance["compute_instances"].append(compute_instance)
+    # The CI profile with the device's SM count (nearest: partial-CI SM counts vary); the
+    # SMs themselves as the dump has them.
+    instance["compute_instances"] = [
+        {
+            "slices": min(
+                offered, key=lambda c: abs(c.multiprocessor_count - ci["sm_count"])
+            ).slice_count,
+            "multiprocessor_count": ci["sm_count"],
+        }
+        for ci in cis
+    ]
     return instance
 
 
@@ -592,7 +858,8 @@ def _placement_start(profile: GpuInstanceProfile, gi_id: int) -> int | None:
         (
             start
             for start in profile.placement_starts
-            if mig_profiles.default_gpu_instance_id(start, profile.memory_slices) == gi_id
+            if mig_profiles.default_gpu_instance_id(
+                start, profile.memory_slices, profile.board_memory_slices) == gi_id
         ),
         None,
     )

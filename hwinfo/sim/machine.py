@@ -98,6 +98,8 @@ class GpuInstance:
 
     def memory_used_mib(self) -> int:
         """What the GI's MIG devices report as used: CI shares (or their processes) + overhead."""
+        if self.spec.memory_used_mib is not None:
+            return self.spec.memory_used_mib  # as a dump showed it, below the overhead too
         used = gpu_instance_idle_used_mib(self.spec.profile.memory_slices)
         for ci in self.compute_instances:
             if ci.spec.memory_used_mib is not None:
@@ -252,6 +254,7 @@ class Machine:
         # Opaque handle values: non-zero, never reused, never dereferenced.
         self._ids = itertools.count(0x1000, 0x10)
         self._owners: dict[int, tuple[str | None, str | None]] = {}
+        self._names: dict[int, str] = {}
         self._xids: list[tuple[GpuDevice, XidEvent]] = []
         self.gpus: tuple[GpuDevice, ...] = tuple(
             GpuDevice(next(self._ids), g) for g in scenario.gpus
@@ -391,13 +394,22 @@ class Machine:
         """
         return self._owners.get(pid)
 
+    def process_name(self, pid: int) -> str | None:
+        """What nvmlSystemGetProcessName answers: the scenario's `name`, else the command
+        line's first word; None where process_owner is None or names no command."""
+        return self._names.get(pid)
+
     def _update_owners(self) -> None:
         owners: dict[int, tuple[str | None, str | None]] = {}
+        names: dict[int, str] = {}
         for gpu in self.gpus:
             for p in gpu.processes:
-                if p.visible:
-                    owners.setdefault(p.pid, (p.user, p.command))
-        self._owners = owners
+                if p.visible and p.pid not in owners:
+                    owners[p.pid] = (p.user, p.command)
+                    name = p.name or (p.command.split()[0] if p.command else None)
+                    if name:
+                        names[p.pid] = name
+        self._owners, self._names = owners, names
 
     def _fold_energy(self, gpu: GpuDevice) -> None:
         """Bank the energy used so far at the old power draw, before the draw changes."""

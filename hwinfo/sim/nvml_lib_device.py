@@ -85,7 +85,8 @@ def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
     total = s.memory_total_mib * MIB
     reserved = (s.memory_reserved_mib or 0) * MIB
     used = gpu.memory_used_mib() * MIB
-    free = max(total - reserved - used, 0)
+    # A dump's own free figure: nvidia-smi rounds each figure, so they need not add up.
+    free = max(total - reserved - used, 0) if s.memory_free_mib is None else s.memory_free_mib * MIB
     if v2:
         return ok((("total", total), ("reserved", reserved), ("free", free), ("used", used)))
     # v1 has no reserved field: its `used` includes the reserved memory (nvml.h).
@@ -95,11 +96,14 @@ def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
 def _mig_memory(dev: MigDevice, v2: bool) -> Reply:
     # Compute instances of one GPU instance share its memory: each reports the GI's figures.
     gi = dev.gpu_instance
-    total = gi.spec.profile.memory_mib * MIB
+    spec = gi.spec
+    total = (spec.profile.memory_mib if spec.memory_total_mib is None else spec.memory_total_mib)
+    total *= MIB
     used = gi.memory_used_mib() * MIB
+    free = max(total - used, 0) if spec.memory_free_mib is None else spec.memory_free_mib * MIB
     if v2:
-        return ok((("total", total), ("reserved", 0), ("free", total - used), ("used", used)))
-    return ok((("total", total), ("free", total - used), ("used", used)))
+        return ok((("total", total), ("reserved", 0), ("free", free), ("used", used)))
+    return ok((("total", total), ("free", free), ("used", used)))
 
 
 def _bar1(s: GpuSpec) -> Reply:
@@ -134,20 +138,22 @@ def _pci(s: GpuSpec) -> Reply:
     )
 
 
-def _ecc_counts(gpu: GpuDevice) -> Reply:
+def _ecc_counts(machine: Machine, gpu: GpuDevice) -> Reply:
     ecc = gpu.spec.ecc
     if ecc is None or not ecc.enabled:
         return UNSUPPORTED
     # Keys: (NVML_MEMORY_ERROR_TYPE_CORRECTED/UNCORRECTED, NVML_VOLATILE_ECC/AGGREGATE_ECC).
     # nvml.h: on MIG-enabled GPUs volatile counts cannot be read through the device handle
-    # (the A100 MIG capture shows them N/A while aggregate counts read 0).
-    volatile = UNSUPPORTED if gpu.mig_enabled else None
+    # (the A100 MIG capture under R510 shows them N/A while aggregate counts read 0). An
+    # imported dump says itself: the H100 MIG capture under R590 shows them.
+    # Unknown: the driver from which volatile counts read in MIG mode.
+    volatile = UNSUPPORTED if gpu.mig_enabled and machine.scenario.imported is None else None
     return ok(
         {
-            (0, 0): volatile or ok(ecc.volatile.corrected),
-            (1, 0): volatile or ok(ecc.volatile.uncorrected),
-            (0, 1): ok(ecc.aggregate.corrected),
-            (1, 1): ok(ecc.aggregate.uncorrected),
+            (0, 0): volatile or opt(ecc.volatile.corrected),
+            (1, 0): volatile or opt(ecc.volatile.uncorrected),
+            (0, 1): opt(ecc.aggregate.corrected),
+            (1, 1): opt(ecc.aggregate.uncorrected),
         }
     )
 
@@ -419,7 +425,7 @@ FIELDS: tuple[Field, ...] = (
             else ok((int(g.spec.ecc.enabled), int(g.spec.ecc.pending)))
         ),
     ),
-    Field("nvmlDeviceGetTotalEccErrors", base.indexed, lambda m, g: _ecc_counts(g)),
+    Field("nvmlDeviceGetTotalEccErrors", base.indexed, lambda m, g: _ecc_counts(m, g)),
     Field(
         "nvmlDeviceGetRetiredPagesPendingStatus",
         base.scalar,

@@ -49,11 +49,13 @@ def _mig_mode(gpu: GpuDevice) -> Reply:
 
 
 def _attributes(dev: MigDevice) -> Reply:
+    total = dev.gpu_instance.spec.memory_total_mib
     gi = dev.gpu_instance.spec.profile
     ci = dev.compute_instance.spec.profile
+    sms = dev.compute_instance.spec.multiprocessor_count
     return ok(
         (
-            ("multiprocessorCount", ci.multiprocessor_count),
+            ("multiprocessorCount", ci.multiprocessor_count if sms is None else sms),
             # Engines belong to the GPU instance and are shared by its compute instances.
             ("sharedCopyEngineCount", gi.copy_engine_count),
             ("sharedDecoderCount", gi.decoder_count),
@@ -62,7 +64,7 @@ def _attributes(dev: MigDevice) -> Reply:
             ("sharedOfaCount", gi.ofa_count),
             ("gpuInstanceSliceCount", gi.slice_count),
             ("computeInstanceSliceCount", ci.slice_count),
-            ("memorySizeMB", gi.memory_mib),
+            ("memorySizeMB", gi.memory_mib if total is None else total),
         )
     )
 
@@ -75,7 +77,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "nvmlDeviceGetMaxMigDeviceCount",
         base.scalar,
-        lambda m, g: ok(_table(m, g).max_gpu_instances if g.mig_enabled else 0),
+        lambda m, g: ok(_max_mig_devices(m, g) if g.mig_enabled else 0),
     ),
     Field(
         "nvmlDeviceIsMigDeviceHandle",
@@ -115,16 +117,28 @@ def _mig_gpu(dev: GpuDevice | MigDevice, need_enabled: bool) -> GpuDevice | int:
     return dev
 
 
-def _table(machine: Machine, gpu: GpuDevice) -> MigTable:
-    """The GPU's MIG table as the machine's driver branch reports it."""
-    table = gpu.spec.board.mig  # type: ignore[union-attr]  # a MigSpec implies a MIG board
-    return table.for_driver(machine.driver)  # type: ignore[union-attr]
+def _table(machine: Machine, gpu: GpuDevice) -> MigTable | None:
+    """The GPU's MIG table as the machine's driver branch reports it; None for a MIG-capable
+    GPU outside the catalogue (an imported dump)."""
+    # Unknown: the real profile tables of boards the catalogue lacks; their profile queries
+    # answer NotSupported rather than invented rows.
+    board = gpu.spec.board
+    if board is None or board.mig is None:
+        return None
+    return board.mig.for_driver(machine.driver)
+
+
+def _max_mig_devices(machine: Machine, gpu: GpuDevice) -> int:
+    table = _table(machine, gpu)
+    # Unknown: the figure of a board outside the catalogue; the 8-slice boards' 7 is taken.
+    return 7 if table is None else table.max_gpu_instances
 
 
 def _profile_by_id(
     machine: Machine, gpu: GpuDevice, profile_id: object
 ) -> GpuInstanceProfile | int:
-    profile = _table(machine, gpu).by_id.get(base.as_int(profile_id))
+    table = _table(machine, gpu)
+    profile = None if table is None else table.by_id.get(base.as_int(profile_id))
     return NOT_SUPPORTED if profile is None else profile
 
 
@@ -166,7 +180,8 @@ def _gi_profile_info(version: int | None, by_id: bool = False) -> base.Impl:
             # profiles (8_SLICE, the GFX and NO_ME kinds here) are NotSupported.
             if index >= GPU_INSTANCE_PROFILE_COUNT:
                 return INVALID_ARGUMENT
-            profile = _table(machine, gpu).by_index.get(index, NOT_SUPPORTED)
+            table = _table(machine, gpu)
+            profile = NOT_SUPPORTED if table is None else table.by_index.get(index, NOT_SUPPORTED)
         if isinstance(profile, int):
             return profile
         _fill_gi_profile(info, profile, named=version is not None)
@@ -208,7 +223,7 @@ def _remaining(
             existing,
             occupied,
         )
-        if _table(machine, gpu).can_coexist([*others, profile])
+        if _table(machine, gpu).can_coexist([*others, profile])  # type: ignore[union-attr]
         else 0
     )
     return SUCCESS
@@ -332,7 +347,8 @@ def _ci_profile(
     index = base.as_int(profile_id)
     if index >= COMPUTE_INSTANCE_PROFILE_COUNT:
         return INVALID_ARGUMENT
-    for profile in _table(machine, gi.gpu).ci_profiles[gi.spec.profile.id]:
+    table = _table(machine, gi.gpu)
+    for profile in () if table is None else table.ci_profiles[gi.spec.profile.id]:
         if profile.index == index:
             return profile
     return NOT_SUPPORTED

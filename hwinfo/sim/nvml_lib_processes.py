@@ -181,14 +181,14 @@ def _process_utilization(
 
 
 def _process_name(machine: Machine, pid: object, buf: object, length: object) -> int:
-    """nvmlSystemGetProcessName: the executable as the scenario's command line names it.
+    """nvmlSystemGetProcessName: the scenario's process name, or its command line's first word.
 
     NotFound for a pid on no GPU, or one outside this PID namespace (`visible: false`).
     """
-    owner = machine.process_owner(base.as_int(pid))
-    if owner is None or not owner[1]:
+    name = machine.process_name(base.as_int(pid))
+    if name is None:
         return NOT_FOUND
-    return base.put_string(buf, length, owner[1].split()[0].encode())
+    return base.put_string(buf, length, name.encode())
 
 
 SYMBOLS: tuple[Symbol, ...] = (

@@ -138,6 +138,7 @@ MAX_NUMA_NODE = 1023  # the kernel's MAX_NUMNODES at its largest (NODES_SHIFT 10
 MAX_MINOR_NUMBER = 254  # /dev/nvidia0../dev/nvidia254; 255 is /dev/nvidiactl
 MAX_CUDA_CORES = 1 << 20
 MAX_BUS_WIDTH_BITS = 1 << 16
+MAX_SMS = 4096  # streaming multiprocessors of one GPU or instance (B200: 148)
 
 
 class ScenarioError(ValueError):
@@ -180,8 +181,8 @@ class Pcie:
 
 @dataclass(frozen=True)
 class EccCounts:
-    corrected: int
-    uncorrected: int
+    corrected: int | None  # None: NotSupported (an imported dump showed N/A)
+    uncorrected: int | None
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,7 @@ class ProcessSpec:
     user: str | None
     command: str | None
     visible: bool
+    name: str | None = None  # nvmlSystemGetProcessName; None: the command line's first word
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,8 @@ class ComputeInstanceSpec:
     start: int  # first compute slice inside the GPU instance
     profile: ComputeInstanceProfile
     memory_used_mib: int | None
+    # The SMs a dump showed for this MIG device; None: the profile's.
+    multiprocessor_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,11 @@ class GpuInstanceSpec:
     profile: GpuInstanceProfile
     compute_instances: tuple[ComputeInstanceSpec, ...]
     gpm: GpmSpec | None = None  # None: idle to GPM
+    # What its MIG devices report, exactly as a dump showed it; None: from the profile and
+    # the compute instances' use.
+    memory_total_mib: int | None = None
+    memory_used_mib: int | None = None
+    memory_free_mib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -321,6 +330,7 @@ class GpuSpec:
     processes: tuple[ProcessSpec, ...]
     lost: Window | None
     xid_events: tuple[XidEvent, ...]
+    memory_free_mib: int | None = None  # None: total - reserved - used
 
 
 @dataclass(frozen=True)
@@ -341,6 +351,16 @@ class DriverSpec:
 
 
 @dataclass(frozen=True)
+class Imported:
+    """Where an imported scenario came from; its GPUs take no catalogue defaults."""
+
+    source: str  # the dump's file name
+    kind: str  # "xml", "text" or "capture"
+    attached_gpus: int | None  # what the dump said; more than its GPUs after `nvidia-smi -i N`
+    timestamp: str | None
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     source: str  # how errors name the file: the built-in name or the path as given
@@ -352,6 +372,7 @@ class Scenario:
     init_error_attempts: int | None  # None: every attempt fails
     faults: tuple[FaultSpec, ...]
     gpus: tuple[GpuSpec, ...]
+    imported: Imported | None = None  # a scenario `hwinfo sim import` made from a dump
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,8 +488,18 @@ def _optional(read: Callable[[str, object], T]) -> Callable[[str, object], T | N
 # GPU fields
 
 
-def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
-    """Reader per plain GPU field; structured fields (mig, processes, ...) are read apart."""
+def gpu_field_readers(
+    r: Reader, imported: bool = False
+) -> dict[str, Callable[[str, object], object]]:
+    """Reader per plain GPU field; structured fields (mig, processes, ...) are read apart.
+
+    In an imported scenario a counter the dump did not show is NotSupported (None), not 0.
+    """
+    absent_count = None if imported else 0
+
+    def count_or_none(path: str, key: str, data: Mapping[str, object]) -> int | None:
+        value = data.get(key, absent_count)
+        return None if value is None else r.int(_join(path, key), value)
 
     def clocks(path: str, value: object) -> Clocks:
         data = r.obj(path, value, ("graphics", "sm", "memory", "video"))
@@ -494,8 +525,7 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
     def counts(path: str, value: object) -> EccCounts:
         data = r.obj(path, value, ("corrected", "uncorrected"))
         return EccCounts(
-            r.int(_join(path, "corrected"), data.get("corrected", 0)),
-            r.int(_join(path, "uncorrected"), data.get("uncorrected", 0)),
+            count_or_none(path, "corrected", data), count_or_none(path, "uncorrected", data)
         )
 
     def ecc(path: str, value: object) -> Ecc:
@@ -577,6 +607,7 @@ def gpu_field_readers(r: Reader) -> dict[str, Callable[[str, object], object]]:
         "memory_total_mib": mib,
         "memory_reserved_mib": _optional(mib),
         "memory_used_mib": _optional(mib),
+        "memory_free_mib": _optional(mib),
         "bar1_total_mib": _optional(mib),
         "bar1_used_mib": _optional(mib),
         "utilization_gpu_percent": _optional(percent),
@@ -648,14 +679,21 @@ def parse_pci_bus_id(text: str) -> tuple[int, int, int] | None:
 
 
 def _read_gpu(
-    r: Reader, scenario_name: str, driver: tuple[int, ...], index: int, value: object
+    r: Reader,
+    scenario_name: str,
+    driver: tuple[int, ...],
+    index: int,
+    value: object,
+    imported: bool = False,
 ) -> GpuSpec:
+    """One GPU; an imported one takes nothing from the catalogue but its MIG table."""
     path = f"gpus[{index}]"
-    readers = gpu_field_readers(r)
+    readers = gpu_field_readers(r, imported)
     data = r.obj(path, value, (*readers, *_STRUCTURED_GPU_KEYS))
     board = None
     if "board" in data:
         board = BOARDS[r.choice(_join(path, "board"), data["board"], BOARDS)]
+    if board is not None and not imported:
         merged = _merge(board.defaults, data)
     else:
         merged = dict(data)
@@ -674,9 +712,9 @@ def _read_gpu(
         )
     if "pci_bus_id" not in merged:
         values["pci_bus_id"] = f"00000000:{index + 1:02X}:00.0"
-    if "minor_number" not in merged:
+    if "minor_number" not in merged and not imported:
         values["minor_number"] = index
-    if "serial" not in merged and board is not None and board.has_serial:
+    if "serial" not in merged and board is not None and board.has_serial and not imported:
         values["serial"] = (
             f"{uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
         )
@@ -768,6 +806,7 @@ def parse_processes(
         "compute_instance_id",
         "user",
         "command",
+        "name",
         "visible",
     )
     for i, item in enumerate(r.list(path, value)):
@@ -790,6 +829,7 @@ def parse_processes(
                 compute_instance_id=ci,
                 user=_opt_str(r, p, data, "user"),
                 command=_opt_str(r, p, data, "command"),
+                name=_opt_str(r, p, data, "name"),
                 visible=r.bool(_join(p, "visible"), data.get("visible", True)),
             )
         )
@@ -805,33 +845,41 @@ def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str 
 # MIG
 
 
+_GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm")
+# Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
+_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
+
+
 def parse_mig(
     r: Reader, path: str, value: object, board: Board | None, driver: tuple[int, ...]
 ) -> MigSpec:
     """A GPU's `mig` object: profiles, placements, ids and compute instances, all checked."""
     data = r.obj(path, value, ("enabled", "pending", "gpu_instances"), ("enabled",))
-    if board is None or board.mig is None:
-        what = f"board {board.key}" if board else "a GPU without a board"
-        r.fail(path, f"{what} has no MIG support (give null, or a board that has MIG)")
     if driver < MIG_MIN_DRIVER:
         r.fail(path, f"MIG needs driver {MIG_MIN_DRIVER[0]} or later")
-    # The profiles, and their memory sizes, a driver of this branch reports for the board.
-    table = board.mig.for_driver(driver)
     enabled = r.bool(_join(path, "enabled"), data["enabled"])
-    if enabled and driver < table.min_driver:
-        r.fail(
-            _join(path, "enabled"),
-            f"MIG on board {board.key} needs driver {table.min_driver[0]} or later",
-        )
     pending = r.bool(_join(path, "pending"), data.get("pending", enabled))
     gi_path = _join(path, "gpu_instances")
     items = r.list(gi_path, data.get("gpu_instances", []))
     if items and not enabled:
         r.fail(gi_path, "GPU instances need MIG enabled")
+    if board is None:
+        # A GPU outside the catalogue (a dump of a MIG board it lacks): its GPU instances are
+        # described by what the dump showed of them.
+        return MigSpec(enabled, pending, _described_instances(r, gi_path, items))
+    if board.mig is None:
+        r.fail(path, f"board {board.key} has no MIG support (give null, or a board that has MIG)")
+    # The profiles, and their memory sizes, a driver of this branch reports for the board.
+    table = board.mig.for_driver(driver)
+    if enabled and driver < table.min_driver:
+        r.fail(
+            _join(path, "enabled"),
+            f"MIG on board {board.key} needs driver {table.min_driver[0]} or later",
+        )
     requests = []
     for i, item in enumerate(items):
         p = _join(gi_path, i)
-        gi = r.obj(p, item, ("profile", "start", "id", "compute_instances", "gpm"), ("profile",))
+        gi = r.obj(p, item, (*_GI_KEYS, *_GI_MEMORY_KEYS), ("profile",))
         name = r.str(_join(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
@@ -892,8 +940,118 @@ def parse_mig(
             r, _join(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
         gpm = None if gi.get("gpm") is None else read_gpm(r, _join(p, "gpm"), gi["gpm"])
-        instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm))
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory))
     return MigSpec(enabled, pending, tuple(instances))
+
+
+# Keys of a GPU instance on a GPU without a profile table (a board outside the catalogue).
+_DESCRIBED_GI_KEYS = (
+    "profile",
+    "id",
+    "start",
+    "profile_id",
+    "memory_slices",
+    "engines",
+    "compute_instances",
+    *_GI_MEMORY_KEYS,
+)
+_ENGINE_KEYS = ("copy", "decoder", "encoder", "jpeg", "ofa")
+# NVML's profile IDs and memory-slice sizes by compute slices on the 8-slice boards.
+# Unknown: both for boards outside the catalogue (A30 differs); a described GPU instance can
+# give them (`profile_id`, `memory_slices`).
+_PROFILE_ID_GUESS = {1: 19, 2: 14, 3: 9, 4: 5, 7: 0}
+_MEMORY_SLICES_GUESS = {3: 4, 7: 8}
+# NVML_COMPUTE_INSTANCE_PROFILE_* for a compute instance of N slices (nvml.h).
+_CI_PROFILE_INDEX = {1: 0x0, 2: 0x1, 3: 0x2, 4: 0x3, 6: 0x6, 7: 0x4, 8: 0x5}
+
+
+def _described_instances(
+    r: Reader, path: str, items: list[object]
+) -> tuple[GpuInstanceSpec, ...]:
+    """GPU instances given by their own facts, for a GPU whose board has no MIG table."""
+    requests = []
+    for i, item in enumerate(items):
+        p = _join(path, i)
+        gi = r.obj(
+            p,
+            item,
+            _DESCRIBED_GI_KEYS,
+            ("profile", "id", "memory_total_mib", "compute_instances"),
+        )
+        name = r.str(_join(p, "profile"), gi["profile"])
+        shape = re.fullmatch(r"(\d)g\.\d+gb(\+\S+)?", name)
+        if shape is None:
+            r.fail(_join(p, "profile"), f"expected a profile name like '1g.10gb', got {name!r}")
+        slices = int(shape.group(1))
+        size = r.int(
+            _join(p, "memory_slices"),
+            gi.get("memory_slices", _MEMORY_SLICES_GUESS.get(slices, slices)),
+            1,
+            mig_profiles.MEMORY_SLICES,
+        )
+        engines = r.obj(_join(p, "engines"), gi.get("engines", {}), _ENGINE_KEYS)
+        counts = {k: r.int(_join(_join(p, "engines"), k), engines.get(k, 0)) for k in _ENGINE_KEYS}
+        ci_path = _join(p, "compute_instances")
+        cis = []
+        for j, ci_item in enumerate(r.list(ci_path, gi["compute_instances"])):
+            cp = _join(ci_path, j)
+            ci = r.obj(cp, ci_item, ("multiprocessor_count", "slices"), ("multiprocessor_count",))
+            ci_slices = ci.get("slices")
+            if ci_slices is None and len(gi["compute_instances"]) > 1:  # type: ignore[arg-type]
+                r.fail(_join(cp, "slices"), "required when a GPU instance has several")
+            cis.append(
+                (
+                    r.int(_join(cp, "multiprocessor_count"), ci["multiprocessor_count"], 1),
+                    slices if ci_slices is None else r.int(_join(cp, "slices"), ci_slices, 1, slices),
+                )
+            )
+        if not cis:
+            r.fail(ci_path, "a GPU instance needs at least one compute instance")
+        start = gi.get("start")
+        profile = GpuInstanceProfile(
+            index=-1,  # not listed: the board's profile table is unknown
+            id=r.int(_join(p, "profile_id"), gi.get("profile_id", _PROFILE_ID_GUESS.get(slices, 0))),
+            name=name,
+            slice_count=slices,
+            memory_slices=size,
+            instance_count=1,
+            # Unknown: the board's placements; a run of `size` slots at a multiple of it.
+            placement_starts=tuple(range(0, mig_profiles.MEMORY_SLICES - size + 1, size)),
+            multiprocessor_count=sum(sms for sms, _ in cis),
+            copy_engine_count=counts["copy"],
+            decoder_count=counts["decoder"],
+            encoder_count=counts["encoder"],
+            jpeg_count=counts["jpeg"],
+            ofa_count=counts["ofa"],
+            memory_mib=r.int(_join(p, "memory_total_mib"), gi["memory_total_mib"]),
+        )
+        requests.append((p, gi, profile, None if start is None else r.int(_join(p, "start"), start), cis))
+    _check_fixed_overlaps(r, [(p, pr.memory_slices, st) for p, _, pr, st, _ in requests], "memory slices")
+    starts = fit_placements([(pr.placement_starts, pr.memory_slices, st) for _, _, pr, st, _ in requests])
+    if starts is None:
+        r.fail(path, "these GPU instances do not fit on the GPU's 8 memory slices together")
+    instances = []
+    ids: dict[int, str] = {}
+    for (p, gi, profile, _, cis), start in zip(requests, starts):
+        gid = r.int(_join(p, "id"), gi["id"])
+        if gid in ids:
+            r.fail(_join(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
+        ids[gid] = p
+        computes = []
+        offset = 0
+        for number, (sms, ci_slices) in enumerate(cis):
+            ci_name = profile.name
+            if ci_slices != profile.slice_count:
+                ci_name = f"{ci_slices}c.{profile.name}"
+            ci_profile = ComputeInstanceProfile(
+                _CI_PROFILE_INDEX.get(ci_slices, 0), ci_name, ci_slices, 1, (offset,), sms
+            )
+            computes.append(ComputeInstanceSpec(number, offset, ci_profile, None))
+            offset += ci_slices
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
+    return tuple(instances)
 
 
 def _parse_compute_instances(
@@ -906,7 +1064,7 @@ def _parse_compute_instances(
     requests = []
     for i, item in enumerate(r.list(path, value)):
         p = _join(path, i)
-        data = r.obj(p, item, ("slices", "memory_used_mib"), ("slices",))
+        data = r.obj(p, item, ("slices", "memory_used_mib", "multiprocessor_count"), ("slices",))
         slices = r.int(_join(p, "slices"), data["slices"], 1)
         profile = offered.get(slices)
         if profile is None:
@@ -923,26 +1081,29 @@ def _parse_compute_instances(
                 None
                 if memory is None
                 else r.int(_join(p, "memory_used_mib"), memory, 0, MAX_MEMORY_MIB),
+                _opt_int(r, p, data, "multiprocessor_count", MAX_SMS),
             )
         )
     if not requests:
         r.fail(path, "a GPU instance needs at least one compute instance")
     for profile in offered.values():
-        used = [p for p, pr, _ in requests if pr is profile]
+        used = [p for p, pr, _, _ in requests if pr is profile]
         if len(used) > profile.instance_count:
             r.fail(
                 used[-1],
                 f"at most {profile.instance_count} compute instance(s) of {profile.name} fit",
             )
-    starts = fit_placements([(pr.placement_starts, pr.slice_count, None) for _, pr, _ in requests])
+    starts = fit_placements(
+        [(pr.placement_starts, pr.slice_count, None) for _, pr, _, _ in requests]
+    )
     if starts is None:
         r.fail(
             path, f"these compute instances do not fit in the {gi.slice_count} slices of {gi.name}"
         )
     # Unknown: NVML numbers CIs in creation order; the list order stands in for it.
     return tuple(
-        ComputeInstanceSpec(i, start, profile, memory)
-        for i, ((_, profile, memory), start) in enumerate(zip(requests, starts))
+        ComputeInstanceSpec(i, start, profile, memory, sms)
+        for i, ((_, profile, memory, sms), start) in enumerate(zip(requests, starts))
     )
 
 
@@ -1012,6 +1173,23 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     return FaultSpec(fault_name(call), gpu, code, delay, r.window(path, data))
 
 
+def _read_imported(r: Reader, value: object) -> Imported | None:
+    """The `imported` object: provenance of a scenario made from an nvidia-smi dump."""
+    if value is None:
+        return None
+    keys = ("source", "kind", "attached_gpus", "timestamp", "guessed")
+    data = r.obj("imported", value, keys, ("source", "kind"))
+    attached = data.get("attached_gpus")
+    for i, note in enumerate(r.list("imported.guessed", data.get("guessed", []))):
+        r.str(f"imported.guessed[{i}]", note)
+    return Imported(
+        r.str("imported.source", data["source"]),
+        r.choice("imported.kind", data["kind"], ("xml", "text", "capture")),
+        None if attached is None else r.int("imported.attached_gpus", attached),
+        _opt_str(r, "imported", data, "timestamp"),
+    )
+
+
 def parse_scenario(data: object, source: str, name: str) -> Scenario:
     """Validate decoded JSON into a Scenario; `source` names the file in errors."""
     r = Reader(source)
@@ -1025,6 +1203,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         "init_error_attempts",
         "faults",
         "gpus",
+        "imported",
     )
     if not isinstance(data, dict):
         r.fail("(top level)", f"expected an object, got {_kind(data)}")
@@ -1042,7 +1221,11 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
     gpu_items = r.list("gpus", top.get("gpus", []))
     if len(gpu_items) > MAX_GPUS:
         r.fail("gpus", f"at most {MAX_GPUS} GPUs, got {len(gpu_items)}")
-    gpus = tuple(_read_gpu(r, name, driver.version_tuple, i, g) for i, g in enumerate(gpu_items))
+    imported = _read_imported(r, top.get("imported"))
+    gpus = tuple(
+        _read_gpu(r, name, driver.version_tuple, i, g, imported is not None)
+        for i, g in enumerate(gpu_items)
+    )
     identities: dict[str, Callable[[GpuSpec], object]] = {
         "uuid": lambda g: g.uuid.lower(),
         "pci_bus_id": lambda g: parse_pci_bus_id(g.pci_bus_id),
@@ -1058,6 +1241,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         name=name,
         source=source,
         description=r.str("description", top.get("description", "")),
+        imported=imported,
         driver=driver,
         privileged=r.bool("privileged", top.get("privileged", True)),
         library_missing=r.choice("library", top.get("library", "present"), ("present", "missing"))

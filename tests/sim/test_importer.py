@@ -16,7 +16,7 @@ from conftest import CAPTURES, require
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
-from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+from hwinfo.sim.importer import DumpError, import_dump, import_nvidia_smi_xml
 
 DUMPS = sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
 NOT_AVAILABLE = re.compile(r"N/A|\[.*\]|Not Supported|Requested functionality has been deprecated")
@@ -91,7 +91,7 @@ def test_dump_processes_match_the_xml(dump: tuple[ET.Element, dict[str, Any]]) -
             (_number(p, "pid"), _number(p, "used_memory"), _text(p, "process_name"))
             for p in element.findall("processes/process_info")
         ]
-        got = [(p["pid"], p["used_memory_mib"], p.get("command")) for p in gpu["processes"]]
+        got = [(p["pid"], p["used_memory_mib"], p.get("name")) for p in gpu["processes"]]
         assert got == expected
         assert all("user" not in p for p in gpu["processes"])  # the dump names no users
 
@@ -215,8 +215,8 @@ def test_a100_capture_has_two_3g_20gb_instances() -> None:
         ("3g.20gb", 1, 0),
         ("3g.20gb", 2, 4),
     ]
-    # N/A in the dump: no fan (null = NotSupported), no utilization while in MIG mode.
-    assert gpu["fan_percent"] is None
+    # N/A in the dump: no fan, no utilization while in MIG mode; absent, so NotSupported.
+    assert "fan_percent" not in gpu
     assert "utilization_gpu_percent" not in gpu
 
 
@@ -304,7 +304,7 @@ def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
         "type": "compute",
         "gpu_instance_id": 2,
         "compute_instance_id": 1,
-        "command": "python serve.py",
+        "name": "python serve.py",
         "used_memory_mib": 3000,
     }
     loaded = _load(import_nvidia_smi_xml(text, "split.xml"), tmp_path)
@@ -348,7 +348,7 @@ def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
     assert gpu["pci_bus_id"] == "00000000:3B:00.0"
     assert gpu["pci_device_id"] == "0x1E3010DE"
     assert "utilization_gpu_percent" not in gpu and "utilization_memory_percent" not in gpu
-    assert gpu["fan_percent"] is None
+    assert "fan_percent" not in gpu
     assert gpu["pstate"] == 2
     assert gpu["memory_reserved_mib"] == 0  # no <reserved> (before R510): "used" included it
     assert gpu["power_draw_w"] == 61.5
@@ -360,7 +360,7 @@ def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
         "aggregate": {"corrected": 7},
     }
     assert gpu["clock_event_reasons"] == ["sw_power_cap", "display_clock_setting"]
-    assert gpu["mig"] is None
+    assert "mig" not in gpu
     assert gpu["processes"] == [{"pid": 77, "type": "compute+graphics", "used_memory_mib": None}]
     loaded = _load(import_nvidia_smi_xml(text, "variants.xml"), tmp_path).gpus[0]
     assert loaded.board is None and loaded.name == "Quadro RTX 8000"
@@ -384,11 +384,11 @@ _END = "</fb_memory_usage>{}</gpu>"
         ("<html><body>No devices were found</body></html>", "root element <html>"),
         (
             "<nvidia_smi_log><attached_gpus>1</attached_gpus></nvidia_smi_log>",
-            "no <driver_version>",
+            "no driver version",
         ),
         (
-            _log("<attached_gpus>2</attached_gpus>" + _GPU.format("1 MiB") + _END.format("")),
-            "says 2 but the log has 1 <gpu>",
+            _log("<attached_gpus>0</attached_gpus>" + _GPU.format("1 MiB") + _END.format("")),
+            "says 0 GPU(s) are attached but lists 1",
         ),
         (
             _log("<gpu id='0'><fb_memory_usage><total>1 MiB</total></fb_memory_usage></gpu>"),
@@ -416,11 +416,6 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
     ("product", "device", "message"),
     [
         ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
-        (
-            "NVIDIA B300 SXM6 AC",
-            _mig_device(1, 0, 14, 5952),
-            "no catalogue board with MIG profiles",
-        ),
         ("NVIDIA A100-SXM4-80GB", _mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
         (
             "NVIDIA A100-SXM4-80GB",
@@ -435,3 +430,209 @@ def test_mig_devices_that_cannot_be_expressed(
     text = _dump({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
     with pytest.raises(DumpError, match=re.escape(message)):
         import_nvidia_smi_xml(text, "mig.xml")
+
+
+# --- issue 10: dumps as nvidia-smi showed them ---
+
+TEXT = CAPTURES / "text"
+H100_MIG = TEXT / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
+
+
+def _capture_text(path: Path) -> str:
+    require(path.is_file(), f"{path} is missing")
+    return path.read_text()
+
+
+def test_a_dump_of_one_gpu_of_several_imports(tmp_path: Path) -> None:
+    """`nvidia-smi -q -x -i 1` keeps <attached_gpus> at 2 and lists one <gpu>."""
+    root = ET.fromstring(_capture_text(CAPTURES / "dual-rtx-a5000-v13.xml"))
+    root.remove(root.findall("gpu")[0])
+    scenario = import_dump(ET.tostring(root, encoding="unicode"), "one.xml")
+    assert scenario["imported"]["attached_gpus"] == 2
+    assert [g["pci_bus_id"] for g in scenario["gpus"]] == ["00000000:C1:00.0"]
+    assert "1 of 2 attached GPUs, taken with -i: 00000000:C1:00.0" in scenario["description"]
+    assert _load(scenario, tmp_path).imported.attached_gpus == 2  # type: ignore[union-attr]
+
+
+def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
+    """R535-R565 split GPU and module readings but keep the v12 names (power_draw)."""
+    text = _dump(
+        {
+            "gpu_power_readings/power_draw": "71.25 W",
+            "gpu_power_readings/current_power_limit": "400.00 W",
+            "gpu_power_readings/default_power_limit": "400.00 W",
+            "gpu_power_readings/min_power_limit": "N/A",
+            "module_power_readings/power_draw": "150.50 W",
+            "module_power_readings/min_power_limit": "100.00 W",
+        }
+    )
+    gpu = import_dump(text, "r550.xml")["gpus"][0]
+    assert (gpu["power_draw_w"], gpu["power_limit_w"], gpu["power_default_limit_w"]) == (
+        71.25,
+        400.0,
+        400.0,
+    )
+    assert gpu["power_min_limit_w"] == 100.0  # the module's stands in for an N/A GPU reading
+    module_only = import_dump(_dump({"module_power_readings/power_draw": "150.50 W"}), "grace.xml")[
+        "gpus"
+    ][0]
+    assert module_only["power_draw_w"] == 150.5
+    with _simulated(import_dump(text, "r550.xml"), tmp_path):
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        assert pynvml.nvmlDeviceGetPowerUsage(handle) == 71250
+
+
+def test_absent_stays_absent_on_a_catalogue_board(tmp_path: Path) -> None:
+    """A single A100 in a pass-through VM: the catalogue's 12 NVLinks, a PCIe device max
+    generation and T.Limit-less thresholds must not appear from the catalogue."""
+    text = _dump(
+        {
+            "product_name": "NVIDIA A100-SXM4-40GB",
+            "pci/pci_device_id": "[REDACTED]",
+            "pci/pci_gpu_link_info/pcie_gen/current_link_gen": "4",
+            "temperature/gpu_temp": "36 C",
+            "temperature/gpu_temp_tlimit": "-40 C",
+        }
+    )
+    scenario = import_dump(text, "vm.xml")
+    assert scenario["gpus"][0]["board"] == "A100-SXM4-40GB"
+    gpu = _load(scenario, tmp_path).gpus[0]
+    assert gpu.nvlink_links is None and gpu.pci_device_id is None and gpu.serial is None
+    assert gpu.temperature_slowdown_c is None and gpu.temperature_shutdown_c is None
+    assert gpu.pcie is not None and (gpu.pcie.gen, gpu.pcie.gpu_max_gen) == (4, None)
+    assert gpu.cuda_compute_capability is None and gpu.energy_j is None
+    with _simulated(scenario, tmp_path):
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        for query in (
+            lambda: pynvml.nvmlDeviceGetNvLinkState(handle, 0),
+            lambda: pynvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(handle),
+            lambda: pynvml.nvmlDeviceGetTemperatureThreshold(handle, 0),
+            lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(handle),
+        ):
+            with pytest.raises(pynvml.NVMLError_NotSupported):
+                query()
+        assert pynvml.nvmlDeviceGetPciInfo(handle).pciDeviceId == 0  # masked: no id
+
+
+def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
+    name = r"C:\Program Files\NVIDIA Corporation\NVIDIA App\CEF\NVIDIA Overlay.exe"
+    text = _dump(
+        {},
+        processes=[
+            {"pid": "15964", "type": "C+G", "process_name": name, "used_memory": "N/A"},
+        ],
+    )
+    scenario = import_dump(text, "windows.xml")
+    assert scenario["gpus"][0]["processes"][0]["name"] == name
+    with _simulated(scenario, tmp_path):
+        assert pynvml.nvmlSystemGetProcessName(15964) in (name, name.encode())
+
+
+def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
+    """An `nvidia-smi mig -lgi` section of a capture file."""
+    lines = [
+        "#" * 80,
+        "# capabilities :: mig -lgi",
+        "# $ nvidia-smi mig -lgi",
+        "#" * 80,
+        "+---------------------------------------------------------+",
+        "| GPU instances:                                          |",
+        "| GPU   Name               Profile  Instance   Placement  |",
+        "|                            ID       ID       Start:Size |",
+        "|=========================================================|",
+    ]
+    for name, profile_id, gi, placement in rows:
+        lines.append(f"|   0  MIG {name:<14} {profile_id:>6} {gi:>8} {placement:>12}     |")
+    return "\n".join([*lines, ""])
+
+
+def _renumbered(text: str, ids: dict[int, int]) -> str:
+    """The H100 MIG capture with other GPU-instance ids, as another real H100 numbered them."""
+    return re.sub(
+        r"(GPU Instance ID\s+: |GPU instance ID\s+: )(\d+)",
+        lambda m: m.group(1) + str(ids.get(int(m.group(2)), int(m.group(2)))),
+        text,
+    )
+
+
+def test_mig_placements_come_from_the_capture(tmp_path: Path) -> None:
+    """A real H100 has GI 1 at 4:4, GI 5 at 0:2, GI 13 at 2:1 and GI 14 at 3:1: the -lgi
+    listing says so, and the import keeps it rather than inferring from the ids."""
+    text = _renumbered(_capture_text(H100_MIG), {2: 1, 3: 5, 9: 13, 10: 14}) + _lgi(
+        [
+            ("3g.40gb", 9, 1, "4:4"),
+            ("2g.20gb", 14, 5, "0:2"),
+            ("1g.10gb", 19, 13, "2:1"),
+            ("1g.10gb", 19, 14, "3:1"),
+        ]
+    )
+    scenario = import_dump(text, "h100.txt")
+    instances = scenario["gpus"][0]["mig"]["gpu_instances"]
+    assert [(gi["profile"], gi["id"], gi["start"]) for gi in instances] == [
+        ("3g.40gb", 1, 4),
+        ("2g.20gb", 5, 0),
+        ("1g.10gb", 13, 2),
+        ("1g.10gb", 14, 3),
+    ]
+    with _simulated(scenario, tmp_path):
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        for index, (gi_id, start, size) in enumerate(
+            [(1, 4, 4), (5, 0, 2), (13, 2, 1), (14, 3, 1)]
+        ):
+            mig = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, index)
+            assert pynvml.nvmlDeviceGetGpuInstanceId(mig) == gi_id
+            gi = pynvml.nvmlDeviceGetGpuInstanceById(handle, gi_id)
+            info = pynvml.nvmlGpuInstanceGetInfo(gi)
+            assert (info.placement.start, info.placement.size) == (start, size)
+    # Without the listing the ids are kept as they are; placements that fit are inferred.
+    bare = import_dump(_renumbered(_capture_text(H100_MIG), {2: 1, 3: 5, 9: 13, 10: 14}), "b.txt")
+    loaded = _load(bare, tmp_path).gpus[0].mig
+    assert loaded is not None and [gi.id for gi in loaded.gpu_instances] == [1, 5, 13, 14]
+    # ... and the scenario says they are inferred, as it does not when the capture has them.
+    assert "MIG placements (the dump has none)" in bare["imported"]["guessed"][0]
+    assert "guessed" not in scenario["imported"]
+
+
+def test_a_placement_the_table_lacks_is_refused_not_moved() -> None:
+    text = _capture_text(H100_MIG) + _lgi([("3g.40gb", 9, 2, "2:4")])
+    with pytest.raises(DumpError, match=r"placed at 2:4, which the catalogue's table"):
+        import_dump(text, "h100.txt")
+
+
+def test_plain_q_text_and_capture_sections() -> None:
+    """A pasted `nvidia-smi -q` imports like the capture's own section of it."""
+    capture = _capture_text(H100_MIG)
+    idle = import_dump(capture, "h100.txt", section="idle")
+    body = capture.split("# $ nvidia-smi -q\n", 1)[1].split("#" * 80 + "\n", 1)[1]
+    body = body.split("\n" + "#" * 80, 1)[0]
+    pasted = import_dump(body, "pasted.txt")
+    assert pasted["imported"]["kind"] == "text" and idle["imported"]["kind"] == "capture"
+    assert pasted["gpus"] == idle["gpus"]
+    assert idle["gpus"][0]["processes"] == []
+    load = import_dump(capture, "h100.txt")  # the last -q section: under load
+    assert [p["name"] for p in load["gpus"][0]["processes"]] == [
+        "/root/tools/memhog",
+        "/root/tools/memhog",
+        "./gpu_burn",
+    ]
+    with pytest.raises(DumpError, match=r"no nvidia-smi -q section 'busy' \(sections: "):
+        import_dump(capture, "h100.txt", section="busy")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "neither nvidia-smi -q -x XML"),
+        ("# $ nvidia-smi -L\nGPU 0: X\n", "has no `nvidia-smi -q` section"),
+        ("==============NVSMI LOG==============\nTimestamp : now\n", "no driver version"),
+        (
+            "==============NVSMI LOG==============\n"
+            + "".join(f"{' ' * 2 * i}L{i}\n" for i in range(40)),
+            "nested deeper than",
+        ),
+    ],
+)
+def test_malformed_text_dumps_are_rejected(text: str, message: str) -> None:
+    with pytest.raises(DumpError, match=re.escape(message)) as caught:
+        import_dump(text, "bad.txt")
+    assert "\n" not in str(caught.value)

@@ -161,7 +161,8 @@ def read_static(read: Reader, handle: Any) -> dict[str, Any]:
     values = read_scalars(read, handle, STATIC_SCALARS)
     pci = read("pci", pynvml.nvmlDeviceGetPciInfo, handle)
     values["pci_bus_id"] = pci.busId if pci is not None else None
-    values["pci_device_id"] = pci.pciDeviceId if pci is not None else None
+    # 0 is no device: the id's low half is the vendor (0x10DE). A masked id reads as 0.
+    values["pci_device_id"] = (pci.pciDeviceId or None) if pci is not None else None
     capability = read("cuda_compute_capability", pynvml.nvmlDeviceGetCudaComputeCapability, handle)
     values["cuda_compute_capability"] = (
         f"{capability[0]}.{capability[1]}" if capability is not None else None

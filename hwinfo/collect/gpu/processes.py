@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ntpath
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -17,13 +18,18 @@ _NOT_IN_MIG = 0xFFFFFFFF  # GI/CI of a process outside MIG (nvml.h)
 class ProcessOwner(NamedTuple):
     user: str | None
     command: str | None  # full command line
+    # The executable as the process table (or a simulated scenario) names it, spaces and all
+    # (`C:\Program Files\...\NVIDIA Overlay.exe`); None: the command line's first word.
+    executable: str | None = None
 
     @property
     def name(self) -> str | None:
         """The command name: the executable's base name, as ps shows it."""
-        if not self.command:
+        executable = self.executable or (self.command.split()[0] if self.command else None)
+        if not executable:
             return None
-        return os.path.basename(self.command.split()[0])
+        # Windows paths (a dump from a Windows host) separate with backslashes.
+        return ntpath.basename(executable) if "\\" in executable else os.path.basename(executable)
 
 
 OwnerLookup = Callable[[int], ProcessOwner | None]

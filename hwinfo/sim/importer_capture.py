@@ -1,0 +1,125 @@
+"""Whole capture files: several nvidia-smi commands' output in one file.
+
+A section starts with a banner of `#` lines naming it (`# load :: query (-q)`) and its command
+(`# $ nvidia-smi -q`); its body runs to the next banner. The scenario comes from a `-q`
+section; `-L` names MIG devices' profiles, `mig -lgi` gives GPU-instance placements and
+`nvlink -s` the NVLink links, facts `-q` does not print.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Capture", "MigPlacement", "Section", "looks_like_capture", "parse_capture"]
+
+_COMMAND = re.compile(r"# \$ (.+)")
+_LABEL = re.compile(r"# (\S[^:]*?) :: (.+)")
+# `nvidia-smi -L`: "GPU 0: NAME (UUID: ...)" then "  MIG 3g.40gb     Device  0: (UUID: ...)".
+_LIST_GPU = re.compile(r"GPU (\d+): .*")
+_LIST_MIG = re.compile(r"\s+MIG (\S+)\s+Device\s+(\d+):.*")
+# `nvidia-smi mig -lgi` rows: "|   0  MIG 1g.10gb          19        9          2:1     |".
+_LGI_ROW = re.compile(r"\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+# `nvidia-smi nvlink -s`: "GPU 0: NAME (UUID: ...)" then "\t Link 3: 26.562 GB/s" or
+# "\t Link 3: <inactive>".
+_NVLINK = re.compile(r"\s+Link (\d+): (.+)")
+
+
+@dataclass(frozen=True)
+class Section:
+    label: str  # "load :: query (-q)"
+    command: str  # "nvidia-smi -q"
+    body: str
+
+
+@dataclass(frozen=True)
+class MigPlacement:
+    profile: str  # "1g.10gb"
+    profile_id: int
+    start: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Capture:
+    sections: tuple[Section, ...]
+
+    def query_sections(self) -> list[Section]:
+        """The `nvidia-smi -q` sections, in file order."""
+        return [s for s in self.sections if s.command.split() == ["nvidia-smi", "-q"]]
+
+    def _bodies(self, *argv: str) -> list[str]:
+        return [s.body for s in self.sections if s.command.split()[1:] == list(argv)]
+
+    def mig_device_profiles(self) -> dict[tuple[int, int], str]:
+        """(GPU index, MIG device index) -> profile name, from `nvidia-smi -L`."""
+        out: dict[tuple[int, int], str] = {}
+        for body in self._bodies("-L"):
+            gpu = None
+            for line in body.splitlines():
+                if (match := _LIST_GPU.fullmatch(line.rstrip())) is not None:
+                    gpu = int(match.group(1))
+                elif gpu is not None and (match := _LIST_MIG.fullmatch(line.rstrip())):
+                    out[(gpu, int(match.group(2)))] = match.group(1)
+        return out
+
+    def gpu_instance_placements(self) -> dict[tuple[int, int], MigPlacement]:
+        """(GPU index, GI id) -> profile and placement, from `nvidia-smi mig -lgi`."""
+        out: dict[tuple[int, int], MigPlacement] = {}
+        for body in self._bodies("mig", "-lgi"):
+            for line in body.splitlines():
+                if (match := _LGI_ROW.fullmatch(line.strip())) is not None:
+                    gpu, name, profile_id, gi_id, start, size = match.groups()
+                    out[(int(gpu), int(gi_id))] = MigPlacement(
+                        name, int(profile_id), int(start), int(size)
+                    )
+        return out
+
+    def nvlink_active(self) -> dict[int, int]:
+        """GPU index -> links `nvlink -s` shows with a speed (others are inactive)."""
+        out: dict[int, int] = {}
+        for body in self._bodies("nvlink", "-s"):
+            gpu = None
+            for line in body.splitlines():
+                if (match := _LIST_GPU.fullmatch(line.rstrip())) is not None:
+                    gpu = int(match.group(1))
+                elif gpu is not None and (match := _NVLINK.fullmatch(line.rstrip())):
+                    active = match.group(2).strip() not in ("<inactive>", "")
+                    out[gpu] = out.get(gpu, 0) + active
+        return out
+
+
+def looks_like_capture(text: str) -> bool:
+    """Whether the text holds command sections (`# $ nvidia-smi ...` banners)."""
+    return any(_COMMAND.fullmatch(line.rstrip()) for line in text.splitlines())
+
+
+def parse_capture(text: str) -> Capture:
+    """Split a capture file into its sections."""
+    sections: list[Section] = []
+    label = command = None
+    body: list[str] = []
+    in_banner = False
+
+    def close() -> None:
+        if command is not None:
+            sections.append(Section(label or "", command, "\n".join(body)))
+
+    for line in text.splitlines():
+        stripped = line.rstrip()
+        if stripped.startswith("####"):
+            if not in_banner:
+                close()
+                label = command = None
+                body = []
+            in_banner = not in_banner
+            continue
+        if in_banner:
+            if (match := _LABEL.fullmatch(stripped)) is not None:
+                label = f"{match.group(1)} :: {match.group(2)}"
+            elif (match := _COMMAND.fullmatch(stripped)) is not None:
+                command = match.group(1).strip()
+            continue
+        body.append(line)
+    close()
+    return Capture(tuple(sections))
