@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from hwinfo.cli.options import Command, nvml_timeout_option, simulate_option
+
 
 @click.group()
 def sim() -> None:
@@ -71,6 +73,57 @@ def import_(dump: Path, output: Path | None, section: str | None) -> None:
         return
     try:
         write_atomically(output, text.encode(), f"-o {output}")
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {output}", err=True)
+
+
+@sim.command("record", cls=Command)
+@click.option("-o", "--output", metavar="FILE",
+              help="Write the scenario here instead of to standard output.")
+@click.option("--full-command", is_flag=True,
+              help="Record each GPU process's full command line (it may hold secrets), "
+                   "not just its name.")
+@nvml_timeout_option(10.0, "past it nothing is recorded and the exit status is 1.")
+@simulate_option
+def record(output: str | None, full_command: bool, nvml_timeout: float,
+           simulate: str | None) -> None:
+    """Write this machine's NVML state as a scenario, to attach to a bug report.
+
+    GPUs, MIG layout, processes, health counters and the functions the driver's library
+    exports; `hwinfo report --simulate FILE` replays it. --simulate records a simulated
+    machine instead (what the round-trip tests do).
+    """
+    from hwinfo.collect.gpu.nvml import exported_functions
+    from hwinfo.collect.sources import SetupError, open_collector
+    from hwinfo.outputs import OutputError, check_target, write_atomically
+    from hwinfo.sim.nvml_symbols import SINCE
+    from hwinfo.sim.record import scenario_of
+
+    try:
+        if output is not None:  # a wrong -o is said before NVML is touched
+            check_target(output, f"-o {output}")
+        collector = open_collector(simulate=simulate, with_commands=full_command,
+                                   nvml_timeout=nvml_timeout)
+    except (OutputError, SetupError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        snapshot = collector.collect()
+        gpu_errors = [e.message for e in snapshot.errors if e.source == "gpu"]
+        if snapshot.gpu is None or gpu_errors:
+            raise click.ClickException(
+                f"GPUs not read, nothing recorded: {'; '.join(gpu_errors) or 'no GPU data'}")
+        # While NVML is still started: which of the functions any driver has this one exports.
+        symbols = exported_functions(SINCE) if snapshot.gpu.status == "ok" else None
+    finally:
+        collector.close()
+    scenario = scenario_of(snapshot.gpu, symbols, simulate or snapshot.host.hostname)
+    text = (json.dumps(scenario, indent=2) + "\n").encode()
+    if output is None:
+        sys.stdout.buffer.write(text)
+        return
+    try:
+        write_atomically(output, text, f"-o {output}")
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {output}", err=True)

@@ -597,14 +597,13 @@ def _gpu(
             del fields[key]
     if number in extras.nvlink:
         fields["nvlink_links"] = extras.nvlink[number]
-    board = _board(fields["name"])
+    board = board_of(fields["name"])
     gpu: dict[str, Any] = {"board": board.key, **fields} if board else fields
     devices = [
         _read(device, _MIG_DEVICE_FIELDS, f"{where}: mig_device {position}")
         for position, device in enumerate(element.findall("mig_devices/mig_device"))
     ]
     if devices:
-        table = board.mig if board else None
         if "mig" not in gpu:
             raise DumpError(f"{where}: has MIG devices but no MIG mode")
         names = {
@@ -618,12 +617,9 @@ def _gpu(
         placements = {
             gi: p for (gpu_number, gi), p in extras.placements.items() if gpu_number == number
         }
-        if table is None:
-            gpu["mig"]["gpu_instances"] = _described_instances(
-                devices, placements, fields["memory_total_mib"], where, guesses
-            )
-        else:
-            gpu["mig"]["gpu_instances"] = _gpu_instances(table, devices, placements, where, guesses)
+        gpu["mig"]["gpu_instances"] = gpu_instances_of(
+            board, devices, placements, fields["memory_total_mib"], where, guesses
+        )
     gpu["processes"] = [
         _process(process, f"{where}: process {position}")
         for position, process in enumerate(element.findall("processes/process_info"))
@@ -631,7 +627,24 @@ def _gpu(
     return gpu
 
 
-def _board(name: str) -> Board | None:
+def gpu_instances_of(
+    board: Board | None,
+    devices: list[dict[str, Any]],
+    placements: dict[int, MigPlacement],
+    memory_total_mib: int,
+    where: str,
+    guesses: list[str],
+) -> list[dict[str, Any]]:
+    """A MIG GPU's `gpu_instances` from its MIG devices' facts (one per compute instance:
+    index, gpu/compute instance ids, sm_count, memory) and the placements known by GI id;
+    profiles from the catalogue's table, or described by those facts for a board it lacks.
+    What had to be inferred is added to `guesses`."""
+    if board is None or board.mig is None:
+        return _described_instances(devices, placements, memory_total_mib, where, guesses)
+    return _gpu_instances(board.mig, devices, placements, where, guesses)
+
+
+def board_of(name: str) -> Board | None:
     """The catalogue board nvidia-smi's product name belongs to; R450/R470 drop "NVIDIA "."""
     wanted = name.removeprefix("NVIDIA ")
     for board in BOARDS.values():

@@ -269,7 +269,8 @@ class FakeLib:
 
     def __init__(self, machine: Machine) -> None:
         self._machine = machine
-        for name in exported(machine.driver):
+        recorded = machine.scenario.driver.symbols
+        for name in exported(machine.driver) if recorded is None else recorded:
             setattr(self, name, _bind(machine, IMPLEMENTED.get(name) or unimplemented(name)))
 
     @property

@@ -138,6 +138,7 @@ MAX_NUMA_NODE = 1023  # the kernel's MAX_NUMNODES at its largest (NODES_SHIFT 10
 MAX_MINOR_NUMBER = 254  # /dev/nvidia0../dev/nvidia254; 255 is /dev/nvidiactl
 MAX_CUDA_CORES = 1 << 20
 MAX_BUS_WIDTH_BITS = 1 << 16
+MAX_SYMBOLS = 4096  # a real libnvidia-ml exports about 420
 MAX_SMS = 4096  # streaming multiprocessors of one GPU or instance (B200: 148)
 
 
@@ -348,6 +349,9 @@ class DriverSpec:
     version_tuple: tuple[int, ...]
     cuda_version: int
     nvml_version: str
+    # The functions the library exports, as `hwinfo sim record` found them on a real one;
+    # None: those of the version's branch (nvml_symbols.py).
+    symbols: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -355,7 +359,7 @@ class Imported:
     """Where an imported scenario came from; its GPUs take no catalogue defaults."""
 
     source: str  # the dump's file name
-    kind: str  # "xml", "text" or "capture"
+    kind: str  # "xml", "text", "capture" (nvidia-smi dumps) or "record" (hwinfo sim record)
     attached_gpus: int | None  # what the dump said; more than its GPUs after `nvidia-smi -i N`
     timestamp: str | None
 
@@ -1133,7 +1137,7 @@ def _starts(values: Iterable[int]) -> str:
 
 
 def _read_driver(r: Reader, value: object) -> DriverSpec:
-    data = r.obj("driver", value, ("version", "cuda_version", "nvml_version"))
+    data = r.obj("driver", value, ("version", "cuda_version", "nvml_version", "symbols"))
     version = r.str("driver.version", data.get("version", "550.54.15"))
     if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){1,3}", version):
         r.fail("driver.version",
@@ -1144,7 +1148,16 @@ def _read_driver(r: Reader, value: object) -> DriverSpec:
         "driver.cuda_version", data.get("cuda_version", _CUDA_BY_BRANCH[branch]), 1000, 99_990
     )
     nvml = r.str("driver.nvml_version", data.get("nvml_version", f"{cuda // 1000}.{version}"))
-    return DriverSpec(version, numbers, cuda, nvml)
+    symbols = None
+    if "symbols" in data:
+        names = r.list("driver.symbols", data["symbols"])
+        if len(names) > MAX_SYMBOLS:
+            r.fail("driver.symbols", f"at most {MAX_SYMBOLS} functions, got {len(names)}")
+        for i, name in enumerate(names):
+            if not re.fullmatch(r"nvml\w{1,100}", r.str(f"driver.symbols[{i}]", name)):
+                r.fail(f"driver.symbols[{i}]", f"not an NVML function name: {inputs.shown(name)}")
+        symbols = frozenset(names)  # type: ignore[arg-type]
+    return DriverSpec(version, numbers, cuda, nvml, symbols)
 
 
 def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSpec:
@@ -1184,7 +1197,7 @@ def _read_imported(r: Reader, value: object) -> Imported | None:
         r.str(f"imported.guessed[{i}]", note)
     return Imported(
         r.str("imported.source", data["source"]),
-        r.choice("imported.kind", data["kind"], ("xml", "text", "capture")),
+        r.choice("imported.kind", data["kind"], ("xml", "text", "capture", "record")),
         None if attached is None else r.int("imported.attached_gpus", attached),
         _opt_str(r, "imported", data, "timestamp"),
     )

@@ -6,7 +6,7 @@ the simulated library below pynvml are used the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import pynvml
@@ -93,3 +93,15 @@ class Reader:
         except pynvml.NVMLError as exc:
             self.unavailable[key] = describe(exc)
             return None
+
+
+def exported_functions(names: Iterable[str]) -> list[str]:
+    """Which of these C functions the loaded NVML library exports (NVML must be started)."""
+    found = []
+    for name in names:
+        try:
+            pynvml._nvmlGetFunctionPointer(name)
+        except pynvml.NVMLError:  # FunctionNotFound; Uninitialized when NVML is not started
+            continue
+        found.append(name)
+    return found
