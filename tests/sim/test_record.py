@@ -18,7 +18,8 @@ HWINFO = [sys.executable, "-m", "hwinfo"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*HWINFO, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([*HWINFO, *args], check=False, capture_output=True, text=True,
+                          timeout=120)
 
 
 def _gpus(simulate: str) -> dict[str, Any]:
