@@ -254,6 +254,9 @@ class Gpu:
     unavailable: dict[str, str] = field(default_factory=dict)
     # The whole GPU, outside MIG mode (see MigDevice.activity for MIG).
     activity: Activity | None = None
+    # NVML's addressing mode: "none", "hmm", or "ats" for a GPU sharing the CPU's memory
+    # (which then has no framebuffer figure: memory_* are None).
+    addressing_mode: str | None = None
 
     def at_rest(self) -> bool:
         """Idle, so power management may slow it: the `gpu_idle` clock event, or a low-power

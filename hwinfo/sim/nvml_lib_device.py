@@ -29,6 +29,7 @@ from hwinfo.sim.nvml_lib_base import (
     opt,
 )
 from hwinfo.sim.scenario import (
+    ADDRESSING_MODES,
     ARCHITECTURES,
     CLOCK_EVENT_REASONS,
     COMPUTE_MODES,
@@ -38,6 +39,7 @@ from hwinfo.sim.scenario import (
 )
 
 MIB = 1 << 20
+ADDRESSING_MODE_V1 = 0x1000008  # nvmlDeviceAddressingMode_v1 (nvml.h)
 # nvmlTemperature_v1 (pynvml): sizeof(c_nvmlTemperature_v1_t) | 1 << 24.
 TEMPERATURE_V1 = 0x100000C
 # nvmlMemory_v2 (pynvml.nvmlMemory_v2).
@@ -82,6 +84,8 @@ def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
     # appropriate privileges"; in a container it is NoPermission (facts §2).
     if gpu.mig_enabled and not machine.privileged:
         return NO_PERMISSION_REPLY
+    if s.memory_total_mib is None:
+        return UNSUPPORTED  # memory shared with the CPU: no framebuffer to count
     total = s.memory_total_mib * MIB
     reserved = (s.memory_reserved_mib or 0) * MIB
     used = gpu.memory_used_mib() * MIB
@@ -295,6 +299,13 @@ FIELDS: tuple[Field, ...] = (
         base.struct,
         lambda m, g: _bar1(g.spec),
         lambda m, d: _mig_bar1(d),
+    ),
+    # Unknown: the answer on a MIG device handle (NotSupported here).
+    Field(
+        "nvmlDeviceGetAddressingMode",
+        lambda sym: base.struct(sym, ADDRESSING_MODE_V1),
+        lambda m, g: opt(g.spec.addressing_mode and
+                         (("value", ADDRESSING_MODES[g.spec.addressing_mode]),)),
     ),
     # Utilization.
     Field(

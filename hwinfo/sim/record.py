@@ -158,6 +158,7 @@ _FIELDS: dict[str, Callable[[Gpu], Any]] = {
     "nvlink_links": lambda g: g.nvlink_links_active,
     "numa_node": lambda g: g.numa_node,
     "cpu_affinity": lambda g: None if not g.cpu_affinity else format_cpulist(g.cpu_affinity),
+    "addressing_mode": lambda g: g.addressing_mode,
     "gpm": lambda g: _gpm(g.activity),
 }
 
@@ -224,7 +225,9 @@ def _gpu(gpu: Gpu, guesses: list[str]) -> dict[str, Any]:
     board = board_of(gpu.name or "")
     if board is not None:
         data = {"board": board.key, **data}  # for its MIG table only: the scenario is imported
-    if "memory_total_mib" not in data:
+    if "memory_total_mib" not in data and "memory" not in gpu.unavailable:
+        data["memory_total_mib"] = None  # not supported: a GPU sharing the CPU's memory
+    elif "memory_total_mib" not in data:
         # NVML refused it (an unprivileged MIG parent), and a scenario needs one; the replay
         # refuses it the same way, so this figure is never shown.
         devices = [] if gpu.mig is None else gpu.mig.devices

@@ -79,6 +79,8 @@ ARCHITECTURES = {
     "hopper": 9,
     "blackwell": 10,
 }
+# nvmlDeviceAddressingMode values (nvml.h, R580): ATS is memory shared with the CPU.
+ADDRESSING_MODES = {"none": 0, "hmm": 1, "ats": 2}
 COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
 # nvmlClocksEventReason* bits (facts §5).
 CLOCK_EVENT_REASONS = {
@@ -293,7 +295,7 @@ class GpuSpec:
     memory_bus_width_bits: int | None
     persistence_mode: bool | None
     compute_mode: str | None
-    memory_total_mib: int
+    memory_total_mib: int | None  # None: NotSupported (a GPU sharing system memory)
     memory_reserved_mib: int | None
     memory_used_mib: int | None  # None: the processes' memory (plus MIG overhead)
     bar1_total_mib: int | None
@@ -326,6 +328,7 @@ class GpuSpec:
     nvlink_max_links: int
     numa_node: int | None
     cpu_affinity: tuple[int, ...] | None
+    addressing_mode: str | None  # "none", "hmm" or "ats" (memory shared with the CPU)
     gpm: GpmSpec | None  # None: idle to GPM (where the board has it)
     mig: MigSpec | None
     processes: tuple[ProcessSpec, ...]
@@ -608,7 +611,8 @@ def gpu_field_readers(
         "memory_bus_width_bits": _optional(bounded(MAX_BUS_WIDTH_BITS)),
         "persistence_mode": _optional(r.bool),
         "compute_mode": _optional(lambda p, v: r.choice(p, v, COMPUTE_MODES)),
-        "memory_total_mib": mib,
+        # null: NVML has no framebuffer figure (a GPU sharing system memory, e.g. GB10).
+        "memory_total_mib": _optional(mib),
         "memory_reserved_mib": _optional(mib),
         "memory_used_mib": _optional(mib),
         "memory_free_mib": _optional(mib),
@@ -641,6 +645,7 @@ def gpu_field_readers(
         "nvlink_links": _optional(bounded(MAX_COUNT)),  # checked against the board below
         "numa_node": _optional(bounded(MAX_NUMA_NODE)),
         "cpu_affinity": _optional(cpus),
+        "addressing_mode": _optional(lambda p, v: r.choice(p, v, ADDRESSING_MODES)),
         "gpm": _optional(lambda p, v: read_gpm(r, p, v)),
     }
 

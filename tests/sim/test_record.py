@@ -38,6 +38,7 @@ def _gpus(simulate: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("scenario", [
     "dgx-a100-mig", "h200-mig", "workstation-geforce", "vgpu-guest", "blackwell-mig", "no-driver",
+    "dgx-spark",
 ])
 def test_a_recording_replays_to_the_same_report(tmp_path: Path, scenario: str) -> None:
     recording = tmp_path / "recorded.json"

@@ -222,8 +222,8 @@ def test_lost_and_windows() -> None:
         ),
         ({"gpus": [{"memory_total_mib": 10}]}, "gpus[0].name: required when no board is given"),
         (
-            {"gpus": [{**A100, "memory_total_mib": None}]},
-            "gpus[0].memory_total_mib: expected an integer, got null",
+            {"gpus": [{**A100, "memory_total_mib": "80GB"}]},
+            "gpus[0].memory_total_mib: expected an integer, got a string",
         ),
         (
             {"gpus": [{**A100, "temperature_c": "hot"}]},

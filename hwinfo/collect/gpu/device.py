@@ -144,6 +144,16 @@ def nvlink_links_active(handle: Any) -> int | None:
     return active
 
 
+# nvmlDeviceAddressingMode values (nvml.h, R580); literal, as bindings before 12.580 lack them.
+ADDRESSING_MODES = {0: "none", 1: "hmm", 2: "ats"}
+
+
+def addressing_mode(handle: Any) -> str | None:
+    """How the GPU reaches memory: "ats" where it shares the CPU's (GB10, Grace boards)."""
+    call = getattr(pynvml, "nvmlDeviceGetAddressingMode", None)  # nvidia-ml-py 12.580 and later
+    return None if call is None else ADDRESSING_MODES.get(call(handle))
+
+
 def cpu_affinity(handle: Any) -> list[int]:
     words = pynvml.nvmlDeviceGetCpuAffinity(handle, _AFFINITY_WORDS)
     return [w * 64 + bit for w, word in enumerate(words) for bit in range(64) if word >> bit & 1]
@@ -172,6 +182,7 @@ def read_static(read: Reader, handle: Any) -> dict[str, Any]:
     values["power_max_limit_watts"] = _milli(limits[1]) if limits is not None else None
     values["max_clocks"] = _clocks(read, handle, "max_clocks", pynvml.nvmlDeviceGetMaxClockInfo)
     values["cpu_affinity"] = read("cpu_affinity", cpu_affinity, handle)
+    values["addressing_mode"] = read("addressing_mode", addressing_mode, handle)
     bus_width = read("memory_bus_width", pynvml.nvmlDeviceGetMemoryBusWidth, handle)
     max_clocks = values["max_clocks"]
     values["peak"] = peak_throughput(

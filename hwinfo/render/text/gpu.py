@@ -9,6 +9,7 @@ from hwinfo.cpulist import format_cpulist
 from hwinfo.health.findings import Severity
 from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.memory import Memory
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section
@@ -33,8 +34,16 @@ def _mhz(hz: float | None) -> str:
     return or_na(hz, lambda v: f"{v / 1e6:.0f}")
 
 
-def _memory(gpu: Gpu) -> str:
+def _memory(gpu: Gpu, host: Memory | None = None) -> str:
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+    if total is None and gpu.addressing_mode == "ats":
+        # No framebuffer: the GPU takes what it needs of the system memory it shares.
+        shared = "shared with the CPU (no framebuffer figure)"
+        if host is not None and host.total_bytes is not None:
+            shared += f": system {size(host.total_bytes)}"
+            if host.available_bytes is not None:
+                shared += f", {size(host.available_bytes)} available"
+        return shared
     if total is None:
         return NA
     if used is None:
@@ -58,7 +67,7 @@ def _memory_short(gpu: Gpu) -> str:
     """"31/40 GiB": used and total in the total's unit, for the summary table."""
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
     if total is None:
-        return "n/a"
+        return "shared" if gpu.addressing_mode == "ats" else "n/a"
     unit = next(u for u, scale in _UNITS if total >= scale or u == "MiB")
     scale = dict(_UNITS)[unit]
 
@@ -235,7 +244,7 @@ def _watts(w: float) -> str:
     return f"{w:.0f} W"
 
 
-def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
+def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -> Section:
     section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
     reason = gpu.unavailable.get("gpu")
     if gpu.lost or reason:
@@ -261,7 +270,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool) -> Section:
         _part("P", gpu.performance_state),
     ).replace("P ", "P"))
     section.field("Memory", _joined(
-        _unavailable(gpu, "memory", _memory(gpu)),
+        _unavailable(gpu, "memory", _memory(gpu, host)),
         _part("reserved", gpu.memory_reserved_bytes or None, size),
         _part("BAR1", gpu.bar1_total_bytes,
               lambda total: f"{or_na(gpu.bar1_used_bytes, size)} / {size(total)}"),
@@ -331,9 +340,11 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
 
 
 def render_gpus(
-    system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None
+    system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
+    host_memory: Memory | None = None,
 ) -> str:
-    """`note`: a line on the data's freshness (stale, or not read and why), shown first."""
+    """`note`: a line on the data's freshness (stale, or not read and why), shown first;
+    `host_memory`: the system memory that GPUs sharing it draw on."""
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
             return ""  # GPU collection switched off
@@ -346,7 +357,7 @@ def render_gpus(
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return section.render()
     blocks = [_summary(system, style, note, show_processes).render()]
-    blocks += [_detail(gpu, style, show_processes).render() for gpu in system.gpus]
+    blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
         render_users(system.users, users)

@@ -33,7 +33,8 @@ def render_text(
         render_host(snapshot, style, age),
         render_cpu(snapshot.cpu, style),
         render_memory(snapshot.memory, style),
-        render_gpus(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note)),
+        render_gpus(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
+                    snapshot.memory),
     ]
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
