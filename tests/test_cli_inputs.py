@@ -193,7 +193,7 @@ def test_sim_import_writes_a_scenario_that_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "says"), [
-    ("binary", "not XML (not well-formed"), ("nested", "not XML"), ("fifo", "not a regular file"),
+    ("binary", "not UTF-8 text (binary?)"), ("nested", "neither nvidia-smi -q -x XML"), ("fifo", "not a regular file"),
 ])
 def test_sim_import_of_a_hostile_dump_is_one_line(hostile: dict[str, Path], name: str, says: str) -> None:
     assert says in one_error_line(run("sim", "import", str(hostile[name])))

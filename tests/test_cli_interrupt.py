@@ -137,14 +137,16 @@ def test_signal_ends_check_as_unknown(tmp_path: Path) -> None:
 
 
 def test_signal_ends_watch_during_a_hung_refresh_without_half_a_document(tmp_path: Path) -> None:
-    # Refreshes 1 and 2 answer; the third hangs in NVML (its deadline is far off).
+    # Refreshes in the first 2 s of scenario time answer; then one hangs in NVML (its deadline
+    # is far off) until the signal.
     scenario = hang_scenario(tmp_path, after_samples=2)
     result, took = interrupt(["report", "--watch", "0.2", "--format", "json", "--simulate", scenario,
                               "--nvml-timeout", "120", *fixture_root()], signal.SIGINT, after=4.0)
     assert took < ENDS_WITHIN
     assert result.returncode == 0 and "Traceback" not in result.stderr
     documents = [json.loads(line) for line in result.stdout.splitlines()]  # every line whole
-    assert len(documents) == 2
+    # Some refreshes before the hang (0.2 s apart in its first 2 s), none after it began.
+    assert 1 <= len(documents) <= 2 / 0.2 + 1
 
 
 @pytest.fixture
