@@ -9,6 +9,7 @@ every other call takes the profile *ID*, and MIG device indices are dense.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
@@ -467,6 +468,25 @@ def _placement_arg(placement: object) -> tuple[int, int] | None:
         return None
 
 
+def _created(
+    with_placement: bool, rest: tuple[object, ...], size: int, starts: tuple[int, ...],
+    create: Callable[[int | None], GpuInstance | ComputeInstance | None],
+) -> int:
+    """The shared tail of the create calls: check a requested placement, create, write the
+    new handle through the last argument."""
+    start = None
+    if with_placement:
+        placement = _placement_arg(rest[0])
+        if placement is None or placement[1] != size or placement[0] not in starts:
+            return INVALID_ARGUMENT
+        start = placement[0]
+    made = create(start)
+    if made is None:
+        return INSUFFICIENT_RESOURCES
+    base.write_handle(rest[-1], made.handle)
+    return SUCCESS
+
+
 def _create_gpu_instance(with_placement: bool) -> base.Impl:
     """nvmlDeviceCreateGpuInstance[WithPlacement](device, profileId, [placement,] &gi)."""
 
@@ -479,21 +499,8 @@ def _create_gpu_instance(with_placement: bool) -> base.Impl:
         profile = _profile_by_id(machine, gpu, profile_id)
         if isinstance(profile, int):
             return profile
-        start = None
-        if with_placement:
-            placement = _placement_arg(rest[0])
-            if (
-                placement is None
-                or placement[1] != profile.memory_slices
-                or placement[0] not in profile.placement_starts
-            ):
-                return INVALID_ARGUMENT
-            start = placement[0]
-        gi = machine.create_gpu_instance(gpu, profile, start)
-        if gi is None:
-            return INSUFFICIENT_RESOURCES
-        base.write_handle(rest[-1], gi.handle)
-        return SUCCESS
+        return _created(with_placement, rest, profile.memory_slices, profile.placement_starts,
+                        lambda start: machine.create_gpu_instance(gpu, profile, start))
 
     return impl
 
@@ -505,21 +512,8 @@ def _create_compute_instance(with_placement: bool) -> base.Impl:
         profile = _privileged_ci_profile(machine, gi, profile_id)
         if isinstance(profile, int):
             return profile
-        start = None
-        if with_placement:
-            placement = _placement_arg(rest[0])
-            if (
-                placement is None
-                or placement[1] != profile.slice_count
-                or placement[0] not in profile.placement_starts
-            ):
-                return INVALID_ARGUMENT
-            start = placement[0]
-        ci = machine.create_compute_instance(gi, profile, start)
-        if ci is None:
-            return INSUFFICIENT_RESOURCES
-        base.write_handle(rest[-1], ci.handle)
-        return SUCCESS
+        return _created(with_placement, rest, profile.slice_count, profile.placement_starts,
+                        lambda start: machine.create_compute_instance(gi, profile, start))
 
     return impl
 
