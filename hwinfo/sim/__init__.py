@@ -11,7 +11,6 @@ also call install_from_env(), which installs the scenario named by HWINFO_SIM_SC
 from __future__ import annotations
 
 import os
-import sys
 from types import ModuleType
 
 from hwinfo.sim.machine import Machine
@@ -38,10 +37,11 @@ _installed: list[tuple[ModuleType, object]] = []
 
 
 def _pynvml() -> ModuleType:
-    module = sys.modules.get("pynvml")
-    if module is None:
-        import pynvml as module
-    return module
+    """The module holding pynvml's binding state (hwinfo/binding.py: the deprecated 11.5.x
+    package keeps it in its nvml submodule)."""
+    from hwinfo.binding import pynvml
+
+    return pynvml  # type: ignore[no-any-return]
 
 
 def _detach(pynvml: ModuleType) -> None:

@@ -11,17 +11,23 @@ import hwinfo
 from hwinfo.sim import ENV_VAR
 
 BOOTSTRAP = Path(__file__).parent / "bootstrap"
+# Where the bootstrap loads the hwinfo package from (its directory, not its parent).
+PACKAGE_VAR = "HWINFO_SIM_PACKAGE"
 
 
 def child_environment(scenario: str, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment in which any Python that imports pynvml gets the simulator."""
+    """The environment in which any Python that imports pynvml gets the simulator.
+
+    Only the bootstrap directory goes on PYTHONPATH: an unchanged client keeps its own
+    pynvml, psutil and everything else. The bootstrap loads hwinfo by its directory, and
+    hwinfo.sim needs nothing but the standard library and the client's own pynvml.
+    """
     env = dict(os.environ if base is None else base)
-    # The child may be another interpreter or virtual environment: it must find hwinfo too.
-    package_parent = str(Path(hwinfo.__file__).resolve().parent.parent)
-    paths = [str(BOOTSTRAP), package_parent]
+    paths = [str(BOOTSTRAP)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
+    env[PACKAGE_VAR] = str(Path(hwinfo.__file__).resolve().parent)
     env[ENV_VAR] = scenario
     return env
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -115,3 +116,27 @@ def test_exit_status_is_the_childs() -> None:
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 41, result.stderr
+
+
+def test_the_child_keeps_its_own_packages(tmp_path: Path) -> None:
+    """Only the bootstrap goes on the child's path: another interpreter with another
+    nvidia-ml-py imports its own, and sees none of hwinfo's site-packages."""
+    from test_bindings import _installed
+
+    binding = _installed("floor")
+    base = sys._base_executable  # the interpreter under this venv, without its site-packages
+    code = ("import importlib.util, pynvml; pynvml.nvmlInit(); "
+            "print(pynvml.__file__, pynvml.nvmlDeviceGetCount(), "
+            "importlib.util.find_spec('psutil') is not None)")
+    run = subprocess.run(
+        [sys.executable, "-m", "hwinfo", "sim", "run", "cloud-t4", "--", base, "-c", code],
+        check=False, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(binding)},
+    )
+    assert run.returncode == 0, run.stderr
+    pynvml_file, count, psutil_seen = run.stdout.split()
+    assert pynvml_file.startswith(str(binding)) and count == "1"
+    alone = subprocess.run([base, "-c", ("import importlib.util; "
+                            "print(importlib.util.find_spec('psutil') is not None)")],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    assert psutil_seen == alone  # hwinfo's own site-packages (with psutil) stayed out

@@ -6,8 +6,7 @@ import dataclasses
 import logging
 from typing import Any
 
-import pynvml
-
+from hwinfo.binding import pynvml
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.device import read_dynamic, read_static
 from hwinfo.collect.gpu.events import XidListener

@@ -5,22 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pynvml
-
+from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.peak import peak_throughput
 from hwinfo.model.gpu import Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
 
+# nvmlDeviceArchitecture_t values (nvml.h); literal, as older bindings lack the newer names.
 ARCHITECTURES = {
-    pynvml.NVML_DEVICE_ARCH_KEPLER: "kepler",
-    pynvml.NVML_DEVICE_ARCH_MAXWELL: "maxwell",
-    pynvml.NVML_DEVICE_ARCH_PASCAL: "pascal",
-    pynvml.NVML_DEVICE_ARCH_VOLTA: "volta",
-    pynvml.NVML_DEVICE_ARCH_TURING: "turing",
-    pynvml.NVML_DEVICE_ARCH_AMPERE: "ampere",
-    pynvml.NVML_DEVICE_ARCH_ADA: "ada",
-    pynvml.NVML_DEVICE_ARCH_HOPPER: "hopper",
-    pynvml.NVML_DEVICE_ARCH_BLACKWELL: "blackwell",
+    2: "kepler",
+    3: "maxwell",
+    4: "pascal",
+    5: "volta",
+    6: "turing",
+    7: "ampere",
+    8: "ada",
+    9: "hopper",
+    10: "blackwell",
 }
 
 COMPUTE_MODES = {
@@ -32,15 +32,15 @@ COMPUTE_MODES = {
 
 # Bit -> name of the clock event (throttle) reasons, as the metrics label them.
 CLOCK_EVENT_REASONS = {
-    pynvml.nvmlClocksEventReasonGpuIdle: "gpu_idle",
-    pynvml.nvmlClocksEventReasonApplicationsClocksSetting: "applications_clocks_setting",
-    pynvml.nvmlClocksEventReasonSwPowerCap: "sw_power_cap",
-    pynvml.nvmlClocksEventReasonHwSlowdown: "hw_slowdown",
-    pynvml.nvmlClocksEventReasonSyncBoost: "sync_boost",
-    pynvml.nvmlClocksEventReasonSwThermalSlowdown: "sw_thermal_slowdown",
-    pynvml.nvmlClocksEventReasonHwThermalSlowdown: "hw_thermal_slowdown",
-    pynvml.nvmlClocksEventReasonHwPowerBrakeSlowdown: "hw_power_brake_slowdown",
-    pynvml.nvmlClocksEventReasonDisplayClockSetting: "display_clock_setting",
+    0x001: "gpu_idle",
+    0x002: "applications_clocks_setting",
+    0x004: "sw_power_cap",
+    0x008: "hw_slowdown",
+    0x010: "sync_boost",
+    0x020: "sw_thermal_slowdown",
+    0x040: "hw_thermal_slowdown",
+    0x080: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
 }
 
 _UNKNOWN_PSTATE = 32  # NVML_PSTATE_UNKNOWN
@@ -86,7 +86,7 @@ STATIC_SCALARS: tuple[Scalar, ...] = (
     ("temperature_shutdown_celsius", pynvml.nvmlDeviceGetTemperatureThreshold,
      (pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,), float),
     ("power_default_limit_watts", pynvml.nvmlDeviceGetPowerManagementDefaultLimit, (), _milli),
-    ("numa_node", pynvml.nvmlDeviceGetNumaNodeId, (), None),
+    ("numa_node", function("nvmlDeviceGetNumaNodeId"), (), None),
 )
 
 # Telemetry and settings an admin can change: read every sample.
@@ -125,7 +125,7 @@ def memory_info(handle: Any) -> tuple[int, int, int, int | None]:
 def clock_event_reasons(handle: Any) -> list[str]:
     """Active reasons by name; the ThrottleReasons call serves drivers before R535."""
     try:
-        mask = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+        mask = function("nvmlDeviceGetCurrentClocksEventReasons")(handle)
     except pynvml.NVMLError_FunctionNotFound:
         mask = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
     return [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
@@ -150,8 +150,7 @@ ADDRESSING_MODES = {0: "none", 1: "hmm", 2: "ats"}
 
 def addressing_mode(handle: Any) -> str | None:
     """How the GPU reaches memory: "ats" where it shares the CPU's (GB10, Grace boards)."""
-    call = getattr(pynvml, "nvmlDeviceGetAddressingMode", None)  # nvidia-ml-py 12.580 and later
-    return None if call is None else ADDRESSING_MODES.get(call(handle))
+    return ADDRESSING_MODES.get(function("nvmlDeviceGetAddressingMode")(handle))
 
 
 def cpu_affinity(handle: Any) -> list[int]:

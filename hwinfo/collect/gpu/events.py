@@ -14,8 +14,7 @@ import threading
 import time
 from typing import Any
 
-import pynvml
-
+from hwinfo.binding import pynvml
 from hwinfo.model.gpu import XidErrors
 
 log = logging.getLogger("hwinfo.xid")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pynvml
-
+from hwinfo.binding import pynvml
 from hwinfo.model.gpu import Activity, Gpu
 
 # Unknown: the shortest window over which NVML's GPM figures are meaningful; NVIDIA's tools

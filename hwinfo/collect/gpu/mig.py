@@ -11,8 +11,7 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
-import pynvml
-
+from hwinfo.binding import pynvml
 from hwinfo.collect.gpu.device import memory_info
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.processes import OwnerLookup, read_processes

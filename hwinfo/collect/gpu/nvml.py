@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-import pynvml
+from hwinfo.binding import LIBRARY_MISMATCH, pynvml
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ def stop() -> None:
 
 def describe(exc: BaseException) -> str:
     """NVML's own text for an error ("Insufficient Permissions", "Timeout")."""
-    if isinstance(exc, pynvml.NVMLLibraryMismatchError):
+    if isinstance(exc, LIBRARY_MISMATCH):
         return "function not in this driver"
     return str(exc)
 
@@ -71,7 +71,7 @@ _ABSENT = (
     pynvml.NVMLError_FunctionNotFound,
     # pynvml's unversioned wrappers raise this (not an NVMLError) on drivers that lack
     # the newest symbol.
-    pynvml.NVMLLibraryMismatchError,
+    *LIBRARY_MISMATCH,
 )
 
 

@@ -7,8 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-import pynvml
-
+from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 
@@ -58,12 +57,12 @@ def local_owner(pid: int) -> ProcessOwner | None:
 # compute call raises NVMLLibraryMismatchError there, the versioned ones FunctionNotFound.
 _LISTERS: dict[str, tuple[Callable[[Any], list[Any]], ...]] = {
     "compute": (
-        pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
-        pynvml.nvmlDeviceGetComputeRunningProcesses_v2,
+        function("nvmlDeviceGetComputeRunningProcesses_v3"),
+        function("nvmlDeviceGetComputeRunningProcesses_v2"),
     ),
     "graphics": (
-        pynvml.nvmlDeviceGetGraphicsRunningProcesses_v3,
-        pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2,
+        function("nvmlDeviceGetGraphicsRunningProcesses_v3"),
+        function("nvmlDeviceGetGraphicsRunningProcesses_v2"),
     ),
 }
 

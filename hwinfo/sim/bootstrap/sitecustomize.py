@@ -10,7 +10,18 @@ import importlib.util
 import os
 import sys
 
-from hwinfo.sim import install_from_env
+# hwinfo is loaded from its own directory, named by `hwinfo sim run`: putting its parent
+# (a site-packages) on the path would hand the client hwinfo's pynvml, psutil and the rest.
+_package = os.environ.get("HWINFO_SIM_PACKAGE")
+if _package and "hwinfo" not in sys.modules:
+    _hwinfo = importlib.util.spec_from_file_location(
+        "hwinfo", os.path.join(_package, "__init__.py"), submodule_search_locations=[_package]
+    )
+    if _hwinfo is not None and _hwinfo.loader is not None:
+        sys.modules["hwinfo"] = importlib.util.module_from_spec(_hwinfo)
+        _hwinfo.loader.exec_module(sys.modules["hwinfo"])
+
+from hwinfo.sim import install_from_env  # after hwinfo is findable
 
 install_from_env()
 
