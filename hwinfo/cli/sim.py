@@ -132,7 +132,10 @@ def record(output: str | None, full_command: bool, nvml_timeout: float,
 @sim.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("scenario")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run_(scenario: str, command: tuple[str, ...]) -> None:
+@click.option("--live-processes", is_flag=True,
+              help="Back each scenario process with a real placeholder process, so clients "
+                   "that look PIDs up with psutil (gpustat, nvitop) see them.")
+def run_(scenario: str, command: tuple[str, ...], live_processes: bool) -> None:
     """Run COMMAND (any pynvml client) with the simulator in place of the driver.
 
     Example: hwinfo sim run dgx-a100-mig -- gpustat --json
@@ -145,6 +148,6 @@ def run_(scenario: str, command: tuple[str, ...]) -> None:
     except ScenarioError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        sys.exit(run(scenario, command))
+        sys.exit(run(scenario, command, live=live_processes))
     except RunError as exc:
         raise click.ClickException(str(exc)) from None

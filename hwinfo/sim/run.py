@@ -32,8 +32,21 @@ def child_environment(scenario: str, base: dict[str, str] | None = None) -> dict
     return env
 
 
-def run(scenario: str, argv: Sequence[str]) -> int:
-    """Run argv with the simulator in place of the driver; its exit status."""
+def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
+    """Run argv with the simulator in place of the driver; its exit status. With `live`, the
+    scenario's processes are backed by real placeholder processes (live.py) meanwhile."""
+    if live:
+        from hwinfo.sim.live import live_processes
+
+        try:
+            with live_processes(scenario) as rebound:
+                return _call(str(rebound), argv)
+        except OSError as exc:
+            raise RunError(f"cannot start placeholder processes: {exc}") from None
+    return _call(scenario, argv)
+
+
+def _call(scenario: str, argv: Sequence[str]) -> int:
     try:
         return subprocess.call(list(argv), env=child_environment(scenario))
     except FileNotFoundError:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from hwinfo import inputs
 from hwinfo.cpulist import parse_cpulist
@@ -1280,8 +1280,9 @@ def _builtin_dir() -> Path:
     return Path(str(resources.files("hwinfo.sim").joinpath(SCENARIO_DIR)))
 
 
-def load_scenario(source: str | os.PathLike[str]) -> Scenario:
-    """A built-in scenario by NAME (hwinfo/sim/scenarios/NAME.json) or a scenario file path."""
+def read_document(source: str | os.PathLike[str]) -> tuple[Any, str, str]:
+    """The decoded JSON of a built-in scenario NAME or a scenario file, how errors name it,
+    and the name its GPUs' derived UUIDs are seeded with; ScenarioError if unreadable."""
     text_source = os.fspath(source)
     builtin = _builtin_dir() / f"{text_source}.json"
     if os.sep not in text_source and not text_source.endswith(".json") and builtin.is_file():
@@ -1290,14 +1291,18 @@ def load_scenario(source: str | os.PathLike[str]) -> Scenario:
         path, label, name = Path(text_source), text_source, Path(text_source).stem
     what = f"scenario {label}"
     try:
-        data = inputs.parse_json(inputs.read_text(path, what), what)
+        return inputs.parse_json(inputs.read_text(path, what), what), label, name
     except inputs.InputError as exc:
         if not os.path.lexists(path):
             known = ", ".join(n for n, _ in list_scenarios()) or "none"
             raise ScenarioError(f"{what}: no such file, and no built-in scenario of that name "
                                 f"(built-in: {known})") from None
         raise ScenarioError(str(exc)) from None
-    return parse_scenario(data, label, name)
+
+
+def load_scenario(source: str | os.PathLike[str]) -> Scenario:
+    """A built-in scenario by NAME (hwinfo/sim/scenarios/NAME.json) or a scenario file path."""
+    return parse_scenario(*read_document(source))
 
 
 def list_scenarios() -> list[tuple[str, str]]:

@@ -7,10 +7,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from conftest import require
 
@@ -24,62 +25,30 @@ def _builtin(name: str) -> dict[str, Any]:
     return json.loads((Path(sim.__file__).parent / "scenarios" / f"{name}.json").read_text())
 
 
-@pytest.fixture
-def live_scenario(tmp_path: Path) -> Iterator[Any]:
-    """A built-in scenario whose PIDs are rebound to live processes of ours.
-
-    gpustat (like nvidia-smi users' scripts) drops PIDs that do not exist on the host, so
-    to compare process lists the scenario's PIDs must be real ones; everything else is
-    the built-in scenario's own data.
-    """
-    children: list[subprocess.Popen[bytes]] = []
-
-    def make(name: str) -> Path:
-        doc = _builtin(name)
-        for gpu in doc["gpus"]:
-            for proc in gpu.get("processes", []):
-                child = subprocess.Popen(["sleep", "120"])
-                children.append(child)
-                proc["pid"] = child.pid
-                proc["visible"] = True
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(doc))
-        return path
-
-    yield make
-    for child in children:
-        child.kill()
-        child.wait()
-
-
-def _gpustat(scenario: Path) -> dict[str, Any]:
+def _both(scenario: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """gpustat's JSON and hwinfo's report, read in one `sim run --live-processes`: the
+    same placeholder PIDs, which gpustat (a psutil client) needs to list processes."""
     require(importlib.util.find_spec("gpustat") is not None, "gpustat is not installed (test extra)")
-    out = subprocess.run(
-        [*HWINFO, "sim", "run", str(scenario), "--", sys.executable, "-m", "gpustat", "--json"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    return json.loads(out)
-
-
-def _hwinfo(scenario: Path) -> dict[str, Any]:
-    out = subprocess.run(
-        [*HWINFO, "report", "--format", "json", "--simulate", str(scenario)],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    return json.loads(out)["gpu"]
+    script = (f"{sys.executable} -m gpustat --json; echo '#'; "
+              f"{sys.executable} -m hwinfo report --format json")
+    run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", scenario, "--", "sh", "-c",
+                          script], capture_output=True, text=True, check=True, timeout=120)
+    theirs, ours = run.stdout.split("\n#\n")
+    assert "Traceback" not in run.stderr
+    return json.loads(theirs), json.loads(ours)["gpu"]
 
 
 def _processes(gpu: dict[str, Any]) -> dict[int, int | None]:
     procs = list(gpu["processes"])
     if gpu["mig"]:
         procs += [p for dev in gpu["mig"]["devices"] for p in dev["processes"]]
-    return {p["pid"]: p["used_memory_bytes"] for p in procs}
+    # A process outside our PID namespace has no placeholder: psutil clients drop it.
+    return {p["pid"]: p["used_memory_bytes"] for p in procs if p["visible"]}
 
 
 @pytest.mark.parametrize("name", ["dgx-a100-mig", "workstation-geforce", "cloud-t4"])
-def test_gpustat_sees_what_hwinfo_reports(name: str, live_scenario: Any) -> None:
-    scenario = live_scenario(name)
-    theirs, ours = _gpustat(scenario), _hwinfo(scenario)
+def test_gpustat_sees_what_hwinfo_reports(name: str) -> None:
+    theirs, ours = _both(name)
     assert theirs["driver_version"] == ours["driver_version"]
     assert len(theirs["gpus"]) == len(ours["gpus"]) > 0
     for their, our in zip(theirs["gpus"], ours["gpus"]):
@@ -140,3 +109,40 @@ def test_the_child_keeps_its_own_packages(tmp_path: Path) -> None:
                             "print(importlib.util.find_spec('psutil') is not None)")],
                            check=True, capture_output=True, text=True).stdout.strip()
     assert psutil_seen == alone  # hwinfo's own site-packages (with psutil) stayed out
+
+
+LIST_PROCESSES = (
+    "import json, psutil, pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(0); "
+    "pids = [p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)]; "
+    "print(json.dumps({p: psutil.Process(p).name() for p in pids}))"
+)
+
+
+def test_placeholders_carry_the_command_name_and_end_with_the_run() -> None:
+    run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
+                          sys.executable, "-c", LIST_PROCESSES],
+                         capture_output=True, text=True, check=True, timeout=60)
+    names = {int(pid): name for pid, name in json.loads(run.stdout).items()}
+    commands = [p["command"] for p in _builtin("cloud-t4")["gpus"][0]["processes"]]
+    assert sorted(names.values()) == sorted(Path(c.split()[0]).name for c in commands)
+    assert not any(psutil.pid_exists(pid) for pid in names)
+
+
+def test_placeholders_die_with_a_killed_run() -> None:
+    parent = subprocess.Popen([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
+                               "sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        placeholders: list[psutil.Process] = []
+        while time.monotonic() < deadline and not placeholders:
+            placeholders = [c for c in psutil.Process(parent.pid).children()
+                            if "hwinfo-live-" in " ".join(c.cmdline())]
+            time.sleep(0.05)
+        assert placeholders, "no placeholder process started"
+        parent.kill()  # SIGKILL: no cleanup code runs in hwinfo sim run
+        parent.wait()
+        _, alive = psutil.wait_procs(placeholders, timeout=5)
+        assert alive == []
+    finally:
+        if parent.poll() is None:
+            parent.kill()
