@@ -205,3 +205,31 @@ def test_help_names_the_shared_options(command: str) -> None:
     result = run(command, "--help")
     assert result.returncode == 0 and "Traceback" not in result.stderr
     assert "--nvml-timeout SECONDS" in result.stdout
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (["--gpu", "9"], 1, "--gpu 9: no such GPU (indices: 0, 1, 2, 3, 4, 5, 6, 7)"),
+    (["--gpu", ""], 2, "--gpu: empty GPU selector"),
+    (["--gpu", "zero"], 2, "--gpu 'zero': expected an index, a GPU UUID (GPU-...) or a PCI bus id"),
+    (["--brief", "--format", "json"], 2, "--brief cannot be used with --format"),
+    (["--brief", "--full-command"], 2, "--brief cannot be used with --full-command"),
+])
+def test_brief_and_gpu_refusals_are_one_line(args: list[str], code: int, message: str) -> None:
+    result = run("report", "--simulate", "dgx-a100-mig", *args)
+    assert result.returncode == code, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"Error: {message}"
+
+
+def test_gpu_selects_in_text_and_json() -> None:
+    text = run("report", "--simulate", "dgx-a100-mig", "--gpu", "1,3", "--no-color").stdout
+    assert "GPUs (2)" in text and "GPU 1  NVIDIA" in text and "GPU 0  NVIDIA" not in text
+    document = json.loads(run("report", "--simulate", "dgx-a100-mig", "--gpu", "3",
+                              "--format", "json").stdout)
+    assert [g["index"] for g in document["gpu"]["gpus"]] == [3]
+
+
+def test_brief_is_one_screen() -> None:
+    result = run("report", "--simulate", "dgx-h100", "--brief", "--no-color")
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and len(lines) <= 24 and max(map(len, lines)) <= 80
+    assert lines[3].startswith("GPUs  8 · driver")

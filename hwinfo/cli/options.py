@@ -26,9 +26,13 @@ DAY_SECONDS = 86400.0
 
 # Options that make no sense together: with --from the snapshot is the remote daemon's,
 # so nothing about the local collection applies.
-CONFLICTS: tuple[tuple[str, str], ...] = tuple(
-    ("from_url", local)
-    for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+CONFLICTS: tuple[tuple[str, str], ...] = (
+    *(
+        ("from_url", local)
+        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+    ),
+    # --brief is text for people: one line per GPU, no command lines.
+    *(("brief", other) for other in ("fmt", "full_command")),
 )
 # Options that only mean something with another one.
 REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)

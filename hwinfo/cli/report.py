@@ -28,6 +28,15 @@ _WRITE_GRACE_SECONDS = 0.5
 _CHUNK = 4096
 
 
+def _terminal_rows() -> int:
+    """The terminal's height now, asked of the terminal itself at every refresh, so a resize
+    is followed: LINES in the environment (what shutil prefers) does not follow one."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).lines or 24
+    except OSError:
+        return 24
+
+
 def write_whole(text: str) -> None:
     """`text` to standard output, whole: a stop signal that comes meanwhile waits for its end."""
     sys.stdout.flush()
@@ -64,6 +73,10 @@ def write_whole(text: str) -> None:
     help="Show each GPU process's full command line (it may hold secrets), not just its name.",
 )
 @click.option("--no-gpu", is_flag=True, help="Do not touch NVML at all.")
+@click.option("--brief", is_flag=True,
+              help="The whole machine on one screen: host, CPU, memory, a line per GPU, users.")
+@click.option("--gpu", "gpu_selectors", multiple=True, metavar="INDEX|UUID|PCI-BUS-ID",
+              help="Only these GPUs (repeatable, or a comma list), as nvidia-smi -i takes them.")
 @click.option(
     "--watch",
     type=Seconds(0.1),
@@ -88,6 +101,8 @@ def report(
     no_processes: bool,
     full_command: bool,
     no_gpu: bool,
+    brief: bool,
+    gpu_selectors: tuple[str, ...],
     watch: float | None,
     from_url: str | None,
     ca_file: str | None,
@@ -100,7 +115,12 @@ def report(
     Exit status 0, or 1 when a source could not be read (the report says which).
     """
     from hwinfo.collect.sources import SetupError, open_source
+    from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
 
+    try:
+        selectors = parse_selectors(gpu_selectors) if gpu_selectors else None
+    except SelectionError as exc:
+        raise click.UsageError(str(exc)) from None
     try:
         collector = open_source(
             from_url, ca_file, root, simulate, gpus=not no_gpu,
@@ -110,23 +130,39 @@ def report(
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
     from hwinfo.render.json import render_json
-    from hwinfo.render.text.report import render_text
+    from hwinfo.render.text.brief import LINES, render_brief
+    from hwinfo.render.text.report import fit_screen, render_text
     from hwinfo.render.text.style import Style
 
     style = Style(color=use_color(no_color))
+    on_screen = bool(watch) and sys.stdout.isatty()
 
     def show() -> bool:
         """Print one snapshot; whether every source was read."""
+        rows = _terminal_rows() if on_screen else LINES
         try:
             snapshot = collector.collect()
+            if selectors is not None:
+                snapshot = select_gpus(snapshot, selectors)
         except SetupError as exc:  # a remote daemon that stopped answering
+            if not watch:
+                raise click.ClickException(str(exc)) from None
+            # Watching: say so and keep trying, so a daemon restart does not end the watch.
+            write_whole((_CLEAR if on_screen else "")
+                        + style.warn(f"{time.strftime('%H:%M:%S')} {exc}; trying again") + "\n")
+            return False
+        except SelectionError as exc:
             raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.
             output = render_json(snapshot, indent=None if watch else 2) + "\n"
+        elif brief:
+            output = render_brief(snapshot, style, rows)
         else:
-            text = render_text(snapshot, style, show_processes=not no_processes, now=time.time())
-            output = (_CLEAR if watch and sys.stdout.isatty() else "") + text
+            output = render_text(snapshot, style, show_processes=not no_processes,
+                                 now=time.time(), summary_first=on_screen)
+        if on_screen:
+            output = _CLEAR + fit_screen(output, rows)
         # Ctrl-C (or SIGTERM) never cuts a document in half: a reader of the JSON lines
         # must not get half of one.
         write_whole(output)

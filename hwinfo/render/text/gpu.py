@@ -339,15 +339,16 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
     return f"{text} ({reason})" if reason else text
 
 
-def render_gpus(
+def gpu_blocks(
     system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
     host_memory: Memory | None = None,
-) -> str:
-    """`note`: a line on the data's freshness (stale, or not read and why), shown first;
-    `host_memory`: the system memory that GPUs sharing it draw on."""
+) -> list[str]:
+    """The GPU section's blocks: the summary (first, when there are GPUs), a block per GPU,
+    the users. `note`: a line on the data's freshness (stale, or not read and why), shown
+    first; `host_memory`: the system memory that GPUs sharing it draw on."""
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
-            return ""  # GPU collection switched off
+            return []  # GPU collection switched off
         section = Section("GPUs", style)
         if note is not None:
             section.line(note)
@@ -355,11 +356,18 @@ def render_gpus(
             section.line(style.warn(system.message or system.status))
         elif system is not None:
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
-        return section.render()
+        return [section.render()]
     blocks = [_summary(system, style, note, show_processes).render()]
     blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
         render_users(system.users, users)
         blocks.append(users.render())
-    return "\n\n".join(blocks)
+    return blocks
+
+
+def render_gpus(
+    system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
+    host_memory: Memory | None = None,
+) -> str:
+    return "\n\n".join(gpu_blocks(system, style, show_processes, note, host_memory))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hwinfo.model.snapshot import FAILED, STALE, Snapshot, SourceState
 from hwinfo.render.text.cpu import render_cpu
-from hwinfo.render.text.gpu import render_gpus
+from hwinfo.render.text.gpu import gpu_blocks
 from hwinfo.render.text.host import render_host
 from hwinfo.render.text.memory import render_memory
 from hwinfo.render.text.style import Style
@@ -24,19 +24,34 @@ def source_note(state: SourceState | None, snapshot_age: float) -> str | None:
 
 
 def render_text(
-    snapshot: Snapshot, style: Style, show_processes: bool = True, now: float | None = None
+    snapshot: Snapshot, style: Style, show_processes: bool = True, now: float | None = None,
+    summary_first: bool = False,
 ) -> str:
-    """`now` (Unix time) adds the snapshot's age where it is old enough to matter."""
+    """`now` (Unix time) adds the snapshot's age where it is old enough to matter;
+    `summary_first` puts the GPU summary above everything (what --watch keeps on screen)."""
     age = 0.0 if now is None else snapshot.age_seconds(now)
     gpu_note = source_note(snapshot.source("gpu"), age)
+    gpus = gpu_blocks(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
+                      snapshot.memory)
+    first = gpus[:1] if summary_first else []
     blocks = [
+        *first,
         render_host(snapshot, style, age),
         render_cpu(snapshot.cpu, style),
         render_memory(snapshot.memory, style),
-        render_gpus(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
-                    snapshot.memory),
+        *gpus[len(first):],
     ]
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
             blocks.append(style.warn(f"{error.source}: collection failed: {error.message}"))
     return "\n\n".join(b for b in blocks if b) + "\n"
+
+
+def fit_screen(text: str, rows: int) -> str:
+    """The text cut to a terminal of `rows` lines, saying how much is left out."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) < rows:
+        return text
+    kept = max(rows - 2, 1)  # room for the note, and for the cursor's line
+    return "\n".join([*lines[:kept],
+                      f"… {len(lines) - kept} more lines (resize or use --brief)"]) + "\n"
