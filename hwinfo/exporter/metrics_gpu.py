@@ -377,7 +377,7 @@ METRICS: tuple[Metric, ...] = (
         "gauge",
         "Processes holding memory on the GPU (and its MIG devices).",
         GPU_LABELS,
-        "gpu.gpus[].processes",
-        per_gpu(lambda g: len(g.all_processes())),
+        "gpu.gpus[].process_count",
+        per_gpu(lambda g: g.process_count),
     ),
 )

@@ -126,8 +126,8 @@ METRICS: tuple[Metric, ...] = (
         "gauge",
         "Processes on a MIG device.",
         DEVICE_LABELS,
-        "gpu.gpus[].mig.devices[].processes",
-        _per_device(lambda d: len(d.processes)),
+        "gpu.gpus[].mig.devices[].process_count",
+        _per_device(lambda d: d.process_count),
     ),
     Metric(
         "mig_gpu_instance_memory_total_bytes",

@@ -16,7 +16,7 @@ def _users(s: Snapshot, field: str) -> Iterator[Sample]:
     if s.gpu is None:
         return
     uuids = {g.index: g.uuid or "" for g in s.gpu.gpus}
-    for usage in s.gpu.users:
+    for usage in s.gpu.users or ():
         value = getattr(usage, field)
         if value is not None:
             yield (
@@ -32,7 +32,7 @@ def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
             continue
         for device in gpu.mig.devices:
             held: dict[str, float] = {}
-            for proc in device.processes:
+            for proc in device.processes or ():
                 if proc.used_memory_bytes is not None:
                     user = proc.user or UNKNOWN_USER
                     held[user] = held.get(user, 0.0) + proc.used_memory_bytes
@@ -46,7 +46,7 @@ def _processes(s: Snapshot) -> Iterator[Sample]:
     for gpu in gpus(s):
         mig_of = {}
         if gpu.mig is not None:
-            mig_of = {id(p): str(d.index) for d in gpu.mig.devices for p in d.processes}
+            mig_of = {id(p): str(d.index) for d in gpu.mig.devices for p in d.processes or ()}
         for proc in gpu.all_processes():
             if proc.used_memory_bytes is None:
                 continue

@@ -66,13 +66,15 @@ class MigDevice:
     # Compute instances of one GPU instance share its memory: these are the GI's figures.
     memory_total_bytes: int | None
     memory_used_bytes: int | None
-    processes: list[GpuProcess] = field(default_factory=list)
+    # None: not collected (--no-processes); process_count still says how many NVML lists.
+    processes: list[GpuProcess] | None = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
     # Of its GPU instance (GPM samples GPU instances); None: no GPM (before Hopper), or the
     # first of the two samples it needs.
     activity: Activity | None = None
     # Its compute slices over the GPU's (a 3g.40gb on an A100 is 3/7, a 1c.3g.40gb 1/7).
     gpu_share_ratio: float | None = None
+    process_count: int | None = None  # as NVML lists them; None: the list was refused
 
 
 @dataclass
@@ -248,7 +250,8 @@ class Gpu:
     cpu_affinity: list[int] | None  # logical CPUs close to this GPU
     peak: PeakThroughput | None
     mig: Mig | None  # None: the GPU cannot do MIG
-    processes: list[GpuProcess] = field(default_factory=list)  # outside MIG devices
+    # Outside MIG devices; None: not collected (--no-processes), see process_count.
+    processes: list[GpuProcess] | None = field(default_factory=list)
     # Critical XID events by code; empty when none came (or no event listener runs).
     xid_errors: list[XidErrors] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
@@ -257,6 +260,8 @@ class Gpu:
     # NVML's addressing mode: "none", "hmm", or "ats" for a GPU sharing the CPU's memory
     # (which then has no framebuffer figure: memory_* are None).
     addressing_mode: str | None = None
+    # Processes NVML lists on the GPU and its MIG devices, collected or not; None: refused.
+    process_count: int | None = None
 
     def at_rest(self) -> bool:
         """Idle, so power management may slow it: the `gpu_idle` clock event, or a low-power
@@ -294,10 +299,10 @@ class Gpu:
 
     def all_processes(self) -> list[GpuProcess]:
         """Processes on the whole GPU and on its MIG devices."""
-        procs = list(self.processes)
+        procs = list(self.processes or ())
         if self.mig is not None:
             for device in self.mig.devices:
-                procs.extend(device.processes)
+                procs.extend(device.processes or ())
         return procs
 
 
@@ -313,4 +318,4 @@ class GpuSystem:
     cuda_driver_version: str | None  # "12.4"
     nvml_version: str | None
     gpus: list[Gpu] = field(default_factory=list)
-    users: list[UserUsage] = field(default_factory=list)
+    users: list[UserUsage] | None = field(default_factory=list)  # None: not collected

@@ -59,6 +59,7 @@ def select_gpus(snapshot: Snapshot, selectors: list[str]) -> Snapshot:
             raise SelectionError(f"--gpu {selector}: no such GPU (indices: {known})")
     kept = [gpu for gpu in gpus if any(_matches(gpu, s) for s in selectors)]
     indices = {gpu.index for gpu in kept}
-    system = dataclasses.replace(snapshot.gpu, gpus=kept,
-                                 users=[u for u in snapshot.gpu.users if u.gpu_index in indices])
+    users = snapshot.gpu.users
+    system = dataclasses.replace(snapshot.gpu, gpus=kept, users=None if users is None else
+                                 [u for u in users if u.gpu_index in indices])
     return dataclasses.replace(snapshot, gpu=system)

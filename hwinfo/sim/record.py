@@ -240,8 +240,8 @@ def _gpu(gpu: Gpu, guesses: list[str]) -> dict[str, Any]:
     if gpu.mig is not None:
         data["mig"] = _mig(gpu, gpu.mig, guesses)
     devices = [] if gpu.mig is None else gpu.mig.devices
-    data["processes"] = [_process(p, None) for p in gpu.processes] + [
-        _process(p, d) for d in devices for p in d.processes
+    data["processes"] = [_process(p, None) for p in gpu.processes or ()] + [
+        _process(p, d) for d in devices for p in d.processes or ()
     ]
     return data
 

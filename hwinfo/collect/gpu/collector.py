@@ -13,7 +13,7 @@ from hwinfo.collect.gpu.events import XidListener
 from hwinfo.collect.gpu.gpm import GpmReader, Key, attach
 from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
 from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
-from hwinfo.collect.gpu.processes import OwnerLookup, local_owner, read_processes, user_rollup
+from hwinfo.collect.gpu.processes import OwnerLookup, listed_processes, local_owner, user_rollup
 from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
 
 log = logging.getLogger("hwinfo.gpu")
@@ -82,7 +82,8 @@ class GpuCollector:
         gpus = [self._gpu(index) for index in range(count)]
         self._activities.update(self._gpm.finish())
         attach(gpus, self._activities)
-        return GpuSystem("ok", None, gpus=gpus, users=user_rollup(gpus), **self._driver)
+        users = user_rollup(gpus) if self.with_processes else None
+        return GpuSystem("ok", None, gpus=gpus, users=users, **self._driver)
 
     def close(self) -> None:
         if self._xids is not None:
@@ -134,11 +135,14 @@ class GpuCollector:
                                     if d.gpu_instance_id is not None}) if in_mig_mode else None
                 self._activities.update(self._gpm.sample(handle, uuid, instances))
             # In MIG mode the parent's process list would repeat its MIG devices' lists:
-            # processes are kept per MIG device.
-            processes = (
-                read_processes(read, handle, self.owner_of, self.with_commands)
-                if self.with_processes and not in_mig_mode else []
-            )
+            # processes are kept (and counted) per MIG device.
+            if in_mig_mode:
+                processes = [] if self.with_processes else None
+                counts = [d.process_count for d in mig.devices]
+                count = None if None in counts else sum(counts)  # type: ignore[arg-type]
+            else:
+                processes, count = listed_processes(read, handle, self.owner_of,
+                                                    self.with_processes, self.with_commands)
         except (GpuLost, pynvml.NVMLError_GpuIsLost):
             return self._unreadable(index, "GPU is lost", lost=True)
         except pynvml.NVMLError as exc:
@@ -150,6 +154,7 @@ class GpuCollector:
             uuid=uuid,
             mig=mig,
             processes=processes,
+            process_count=count,
             xid_errors=self._xid_errors(uuid),
             unavailable=read.unavailable,
             **static.values,

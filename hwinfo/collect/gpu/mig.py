@@ -14,7 +14,7 @@ from typing import Any
 from hwinfo.binding import pynvml
 from hwinfo.collect.gpu.device import memory_info
 from hwinfo.collect.gpu.nvml import Reader
-from hwinfo.collect.gpu.processes import OwnerLookup, read_processes
+from hwinfo.collect.gpu.processes import OwnerLookup, listed_processes
 from hwinfo.model.gpu import Mig, MigDevice, MigGpuInstance, MigProfileCapacity
 
 MIB = 1 << 20
@@ -81,6 +81,7 @@ def _device(
     read = Reader()
     memory = read("memory", memory_info, handle)
     attributes = read("attributes", pynvml.nvmlDeviceGetAttributes, handle)
+    processes, count = listed_processes(read, handle, owner_of, with_processes, with_command)
     return MigDevice(
         index=index,
         uuid=read("uuid", pynvml.nvmlDeviceGetUUID, handle),
@@ -92,7 +93,8 @@ def _device(
             attributes.computeInstanceSliceCount if attributes is not None else None, whole),
         memory_total_bytes=memory[0] if memory is not None else None,
         memory_used_bytes=memory[1] if memory is not None else None,
-        processes=read_processes(read, handle, owner_of, with_command) if with_processes else [],
+        processes=processes,
+        process_count=count,
         unavailable=read.unavailable,
     )
 

@@ -106,6 +106,21 @@ def read_processes(
     return sorted(by_pid.values(), key=lambda p: p.pid)
 
 
+def listed_processes(
+    read: Reader, handle: Any, owner_of: OwnerLookup, with_processes: bool, with_command: bool
+) -> tuple[list[GpuProcess] | None, int | None]:
+    """The process list (None when not collected) and how many processes NVML lists (read
+    either way: counting costs no owner lookups; None when NVML refused the list)."""
+    procs = read_processes(read, handle, owner_of if with_processes else _unknown_owner,
+                           with_command)
+    count = None if "processes" in read.unavailable else len(procs)
+    return (procs if with_processes else None), count
+
+
+def _unknown_owner(pid: int) -> ProcessOwner | None:
+    return None
+
+
 def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
     """GPU memory and process count per user per GPU, biggest users first within a GPU."""
     rows: list[UserUsage] = []

@@ -96,7 +96,7 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
             table.table(SUMMARY_HEADER, [summary_row(g, style) for g in system.gpus],
                         SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
             out += table.lines[1:]
-        out += _users(system.users, lines - len(out))
+        out += _users(system.users or [], lines - len(out))
     for error in snapshot.errors:
         out.append(style.warn(_clip(f"{error.source}: collection failed: {error.message}")))
     return "\n".join(out) + "\n"

@@ -88,14 +88,12 @@ SUMMARY_ALIGN = (True, False, True, True, True, True, True, False)
 SUMMARY_WIDTHS = (1, 4, 4, len("80/80 GiB"), len("87°C"), len("700 W"), 5, 6)
 
 
-def _process_count(gpu: Gpu, shown: bool) -> str:
-    """How many processes; "n/a" when they were not read (--no-processes, or NVML refused)."""
-    if not shown or "processes" in gpu.unavailable:
-        return "n/a"
-    return str(len(gpu.all_processes()))
+def _process_count(gpu: Gpu) -> str:
+    """How many processes NVML lists, read even with --no-processes; "n/a" when refused."""
+    return or_na(gpu.process_count, str).replace(NA, "n/a")
 
 
-def summary_row(gpu: Gpu, style: Style, show_processes: bool = True) -> list[str]:
+def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
     name = _short_name(gpu.name)
     if len(name) > _NAME_WIDTH:
@@ -112,12 +110,12 @@ def summary_row(gpu: Gpu, style: Style, show_processes: bool = True) -> list[str
         _memory_short(gpu),
         or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
         or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
-        _process_count(gpu, show_processes),
+        _process_count(gpu),
         health,
     ]
 
 
-def _summary(system: GpuSystem, style: Style, note: str | None, show_processes: bool) -> Section:
+def _summary(system: GpuSystem, style: Style, note: str | None) -> Section:
     title = f"GPUs ({len(system.gpus)})"
     section = Section(title, style)
     if note is not None:
@@ -128,7 +126,7 @@ def _summary(system: GpuSystem, style: Style, note: str | None, show_processes: 
         f" · NVML {system.nvml_version or NA}",
     )
     section.table(SUMMARY_HEADER,
-                  [summary_row(gpu, style, show_processes) for gpu in system.gpus],
+                  [summary_row(gpu, style) for gpu in system.gpus],
                   SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
     return section
 
@@ -357,7 +355,7 @@ def gpu_blocks(
         elif system is not None:
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return [section.render()]
-    blocks = [_summary(system, style, note, show_processes).render()]
+    blocks = [_summary(system, style, note).render()]
     blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)

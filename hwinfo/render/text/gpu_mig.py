@@ -35,7 +35,7 @@ def render_mig(mig: Mig, section: Section) -> None:
                 or_na(dev.compute_instance_id, str),
                 or_na(dev.multiprocessor_count, str),
                 f"{or_na(dev.memory_used_bytes, size)} / {or_na(dev.memory_total_bytes, size)}",
-                str(len(dev.processes)),
+                or_na(dev.process_count, str).replace(NA, "n/a"),
                 *([or_na(sm_active, percent)] if activity else []),
             ])
         section.table(

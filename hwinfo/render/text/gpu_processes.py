@@ -37,9 +37,9 @@ def process_rows(procs: list[tuple[str, GpuProcess]]) -> list[list[str]]:
 
 def add_process_table(section: Section, gpu: Gpu) -> None:
     """One table for the whole GPU; on a MIG GPU its first column names the MIG device."""
-    procs = [("", p) for p in gpu.processes]
+    procs = [("", p) for p in gpu.processes or ()]
     if gpu.mig is not None:
-        procs += [(str(dev.index), p) for dev in gpu.mig.devices for p in dev.processes]
+        procs += [(str(dev.index), p) for dev in gpu.mig.devices for p in dev.processes or ()]
     if not procs:
         return
     header = ("MIG", "PID", "User", "Memory", "T", "Command")

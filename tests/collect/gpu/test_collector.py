@@ -199,10 +199,17 @@ def test_driver_library_mismatch(
     assert system.status == "driver_mismatch" and "reboot" in system.message
 
 
-def test_no_processes_option(simulate: Callable[..., GpuCollector]) -> None:
-    system = simulate("dgx-a100-mig", with_processes=False).collect()
-    assert all(gpu.all_processes() == [] for gpu in system.gpus)
-    assert system.users == []
+def test_no_processes_option_counts_but_does_not_list(
+    simulate: Callable[..., GpuCollector],
+) -> None:
+    listed = simulate("dgx-a100-mig").collect()
+    counted = simulate("dgx-a100-mig", with_processes=False).collect()
+    assert counted.users is None  # not collected, which [] (none) would not say
+    for full, bare in zip(listed.gpus, counted.gpus, strict=True):
+        assert bare.processes is None and bare.all_processes() == []
+        assert bare.process_count == full.process_count == len(full.all_processes())
+        for device in bare.mig.devices if bare.mig else ():
+            assert device.processes is None and device.process_count is not None
 
 
 def test_mig_processes_and_lost_gpus_are_found_anew_every_sample() -> None:

@@ -98,12 +98,12 @@ def _procs_of_gpu_0(text: str) -> str:
     return row[:end].split()[-1]
 
 
-def test_processes_not_read_are_not_counted_as_none() -> None:
+def test_process_counts_show_without_the_lists_and_refused_ones_are_not_none() -> None:
     system = _system("cloud-t4")
-    assert system.gpus[0].all_processes()
-    assert _procs_of_gpu_0(render_gpus(system, Style())) == str(len(system.gpus[0].all_processes()))
-    assert _procs_of_gpu_0(render_gpus(system, Style(), show_processes=False)) == "n/a"
-    system.gpus[0].unavailable["processes"] = "Insufficient Permissions"
+    count = len(system.gpus[0].all_processes())
+    assert count and _procs_of_gpu_0(render_gpus(system, Style())) == str(count)
+    assert _procs_of_gpu_0(render_gpus(system, Style(), show_processes=False)) == str(count)
+    system.gpus[0].process_count = None  # NVML refused the list
     assert _procs_of_gpu_0(render_gpus(system, Style())) == "n/a"
 
 
