@@ -24,6 +24,14 @@ class GpuProcess:
     user: str | None
     name: str | None  # command name
     command: str | None = None  # full command line, only when asked for (it can hold secrets)
+    # NVML's per-process samples (not on MIG devices, nvml.h): share of the SMs and of memory
+    # bandwidth this process used; None: no sample (MIG, or the driver has none).
+    sm_utilization_ratio: float | None = None
+    memory_utilization_ratio: float | None = None
+    # From the host's process table (None for a PID outside our PID namespace).
+    run_seconds: float | None = None
+    cpu_utilization_ratio: float | None = None  # CPU time over run time, as ps's %CPU
+    resident_memory_bytes: int | None = None
 
 
 @dataclass

@@ -10,8 +10,10 @@ the layout of the symbol's struct version and stores the count.
 from __future__ import annotations
 
 import ctypes
+import time
 
 from hwinfo.sim import nvml_lib_base as base
+from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import NO_INSTANCE, Device, GpuDevice, Machine, MigDevice
 from hwinfo.sim.nvml_lib_base import (
     ARGUMENT_VERSION_MISMATCH,
@@ -169,15 +171,99 @@ def _mps(machine: Machine, dev: Device, count_ref: object, infos: object) -> int
     return SUCCESS
 
 
+class ProcessUtilizationInfoV1(ctypes.Structure):
+    """nvmlProcessUtilizationInfo_v1_t (nvml.h)."""
+
+    _fields_ = [
+        ("timeStamp", ctypes.c_ulonglong),
+        ("pid", ctypes.c_uint),
+        ("smUtil", ctypes.c_uint),
+        ("memUtil", ctypes.c_uint),
+        ("encUtil", ctypes.c_uint),
+        ("decUtil", ctypes.c_uint),
+        ("jpgUtil", ctypes.c_uint),
+        ("ofaUtil", ctypes.c_uint),
+    ]
+
+
+class ProcessUtilizationSample(ctypes.Structure):
+    """nvmlProcessUtilizationSample_t (nvml.h)."""
+
+    _fields_ = [
+        ("pid", ctypes.c_uint),
+        ("timeStamp", ctypes.c_ulonglong),
+        ("smUtil", ctypes.c_uint),
+        ("memUtil", ctypes.c_uint),
+        ("encUtil", ctypes.c_uint),
+        ("decUtil", ctypes.c_uint),
+    ]
+
+
+PROCESSES_UTILIZATION_INFO_V1 = 0x01000018
+
+
+def _utilization_samples(dev: Device, last_seen_us: int) -> list[tuple[int, int, int, int]] | int:
+    """(pid, timestamp in µs, SM %, memory %) of the processes the scenario gives samples for,
+    newer than last_seen_us; NotSupported in MIG mode (nvml.h)."""
+    if isinstance(dev, MigDevice) or dev.gpu.mig_enabled:
+        return NOT_SUPPORTED
+    # Unknown: the real period and buffer depth of per-process samples; one sample per
+    # process, taken at the start of the current period of the board's sampling period.
+    now_us = int(time.time() * 1_000_000)
+    now_us -= now_us % DEFAULT_SAMPLING_US
+    if now_us <= last_seen_us:
+        return []
+    return [
+        (p.pid, now_us, p.sm_percent, p.memory_percent or 0)
+        for p in dev.gpu.processes
+        if p.sm_percent is not None
+    ]
+
+
 def _process_utilization(
     machine: Machine, dev: Device, samples: object, count_ref: object, last_seen: object
 ) -> int:
-    """nvmlDeviceGetProcessUtilization: scenarios hold no per-process samples, so NotFound
-    ("sample entries are not found", nvml.h); not supported on MIG-enabled GPUs (nvml.h)."""
-    if isinstance(dev, MigDevice) or dev.gpu.mig_enabled:
-        return NOT_SUPPORTED
-    count_ref._obj.value = 0  # type: ignore[attr-defined]
-    return NOT_FOUND
+    """nvmlDeviceGetProcessUtilization(device, samples, &count, lastSeenTimeStamp): the
+    two-call protocol; NotFound when there are no samples ("sample entries are not found")."""
+    rows = _utilization_samples(dev, base.as_int(last_seen))
+    if isinstance(rows, int):
+        return rows
+    count = count_ref._obj  # type: ignore[attr-defined]
+    if not rows:
+        count.value = 0
+        return NOT_FOUND
+    if samples is None or count.value < len(rows):
+        count.value = len(rows)
+        return INSUFFICIENT_SIZE
+    array = (ProcessUtilizationSample * len(rows)).from_address(base.address(samples))
+    for entry, (pid, stamp, sm, memory) in zip(array, rows):
+        entry.pid, entry.timeStamp, entry.smUtil, entry.memUtil = pid, stamp, sm, memory
+    count.value = len(rows)
+    return SUCCESS
+
+
+def _processes_utilization_info(machine: Machine, dev: Device, ref: object) -> int:
+    """nvmlDeviceGetProcessesUtilizationInfo(device, &info_v1): the same samples through the
+    versioned struct's processSamplesCount and procUtilArray."""
+    info = ref._obj  # type: ignore[attr-defined]
+    if info.version != PROCESSES_UTILIZATION_INFO_V1:
+        return ARGUMENT_VERSION_MISMATCH
+    rows = _utilization_samples(dev, info.lastSeenTimeStamp)
+    if isinstance(rows, int):
+        return rows
+    if not rows:
+        info.processSamplesCount = 0
+        return NOT_FOUND
+    if not info.procUtilArray or info.processSamplesCount < len(rows):
+        info.processSamplesCount = len(rows)
+        return INSUFFICIENT_SIZE
+    start = ctypes.cast(info.procUtilArray, ctypes.c_void_p).value
+    for entry, (pid, stamp, sm, memory) in zip(
+        (ProcessUtilizationInfoV1 * len(rows)).from_address(start), rows  # type: ignore[call-overload]
+    ):
+        entry.timeStamp, entry.pid, entry.smUtil, entry.memUtil = stamp, pid, sm, memory
+    info.processSamplesCount = len(rows)
+    return SUCCESS
 
 
 def _process_name(machine: Machine, pid: object, buf: object, length: object) -> int:
@@ -219,5 +305,6 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", "device", _mps),
     Symbol("nvmlDeviceGetRunningProcessDetailList", "device", _detail_list),
     Symbol("nvmlDeviceGetProcessUtilization", "device", _process_utilization),
+    Symbol("nvmlDeviceGetProcessesUtilizationInfo", "device", _processes_utilization_info),
     Symbol("nvmlSystemGetProcessName", "system", _process_name),
 )

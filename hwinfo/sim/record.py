@@ -175,6 +175,8 @@ def _process(proc: GpuProcess, device: MigDevice | None) -> dict[str, Any]:
         "command": proc.command,
         "name": None if proc.command else proc.name,
         "visible": None if proc.visible else False,
+        "sm_percent": _percent(proc.sm_utilization_ratio),
+        "memory_percent": _percent(proc.memory_utilization_ratio),
     })
 
 

@@ -222,6 +222,9 @@ class ProcessSpec:
     command: str | None
     visible: bool
     name: str | None = None  # nvmlSystemGetProcessName; None: the command line's first word
+    # What NVML's per-process utilization samples say, in percent; None: no samples.
+    sm_percent: int | None = None
+    memory_percent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -817,6 +820,8 @@ def parse_processes(
         "command",
         "name",
         "visible",
+        "sm_percent",
+        "memory_percent",
     )
     for i, item in enumerate(r.list(path, value)):
         p = _join(path, i)
@@ -840,6 +845,8 @@ def parse_processes(
                 command=_opt_str(r, p, data, "command"),
                 name=_opt_str(r, p, data, "name"),
                 visible=r.bool(_join(p, "visible"), data.get("visible", True)),
+                sm_percent=_opt_int(r, p, data, "sm_percent", 100),
+                memory_percent=_opt_int(r, p, data, "memory_percent", 100),
             )
         )
     return tuple(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ntpath
 import os
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -20,6 +21,9 @@ class ProcessOwner(NamedTuple):
     # The executable as the process table (or a simulated scenario) names it, spaces and all
     # (`C:\Program Files\...\NVIDIA Overlay.exe`); None: the command line's first word.
     executable: str | None = None
+    started_at: float | None = None  # Unix time
+    cpu_seconds: float | None = None  # user + system
+    resident_bytes: int | None = None
 
     @property
     def name(self) -> str | None:
@@ -46,11 +50,16 @@ def local_owner(pid: int) -> ProcessOwner | None:
                 command = " ".join(proc.cmdline()) or proc.name()
             except psutil.AccessDenied:  # hidepid, or another user's process under hardening
                 command = proc.name()
+            started = proc.create_time()
+            try:
+                times, resident = proc.cpu_times(), proc.memory_info().rss
+            except psutil.AccessDenied:
+                return ProcessOwner(user, command, started_at=started)
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return None
     except psutil.AccessDenied:
         return ProcessOwner(None, None)
-    return ProcessOwner(user, command)
+    return ProcessOwner(user, command, None, started, times.user + times.system, resident)
 
 
 # Newest first; a driver that lacks a symbol gets the next. pynvml's unversioned
@@ -80,11 +89,31 @@ def _instance_id(value: int) -> int | None:
     return None if value == _NOT_IN_MIG else value
 
 
+def _utilization(handle: Any) -> dict[int, tuple[int, int]]:
+    """pid -> (SM %, memory %) of NVML's latest per-process sample; empty where there is
+    none (NotFound), on MIG (NotSupported) and on drivers or bindings without the calls."""
+    for call in ("nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessUtilization"):
+        try:
+            samples = function(call)(handle, 0)  # 0: every sample NVML still holds
+        except pynvml.NVMLError_FunctionNotFound:
+            continue
+        except pynvml.NVMLError:
+            return {}
+        latest: dict[int, Any] = {}
+        for sample in sorted(samples, key=lambda s: s.timeStamp):
+            latest[sample.pid] = sample
+        return {pid: (s.smUtil, s.memUtil) for pid, s in latest.items()}
+    return {}
+
+
 def read_processes(
-    read: Reader, handle: Any, owner_of: OwnerLookup, with_command: bool
+    read: Reader, handle: Any, owner_of: OwnerLookup, with_command: bool, details: bool = True
 ) -> list[GpuProcess]:
-    """Compute and graphics processes of a GPU or MIG device, one entry per PID."""
+    """Compute and graphics processes of a GPU or MIG device, one entry per PID; `details`:
+    also what each is doing (NVML's samples, the host's process table)."""
     by_pid: dict[int, GpuProcess] = {}
+    samples = _utilization(handle) if details else {}
+    now = time.time()
     for kind in ("compute", "graphics"):
         for info in read("processes", _list, kind, handle) or ():
             known = by_pid.get(info.pid)
@@ -92,6 +121,8 @@ def read_processes(
                 known.type = "compute+graphics"
                 continue
             owner = owner_of(info.pid)
+            sm, memory = samples.get(info.pid, (None, None))
+            run = None if owner is None or owner.started_at is None else now - owner.started_at
             by_pid[info.pid] = GpuProcess(
                 pid=info.pid,
                 used_memory_bytes=info.usedGpuMemory,
@@ -102,6 +133,12 @@ def read_processes(
                 user=owner.user if owner else None,
                 name=owner.name if owner else None,
                 command=owner.command if owner and with_command else None,
+                sm_utilization_ratio=None if sm is None else sm / 100,
+                memory_utilization_ratio=None if memory is None else memory / 100,
+                run_seconds=run,
+                cpu_utilization_ratio=(owner.cpu_seconds / run if run and owner
+                                       and owner.cpu_seconds is not None else None),
+                resident_memory_bytes=owner.resident_bytes if owner else None,
             )
     return sorted(by_pid.values(), key=lambda p: p.pid)
 
@@ -112,7 +149,7 @@ def listed_processes(
     """The process list (None when not collected) and how many processes NVML lists (read
     either way: counting costs no owner lookups; None when NVML refused the list)."""
     procs = read_processes(read, handle, owner_of if with_processes else _unknown_owner,
-                           with_command)
+                           with_command, details=with_processes)
     count = None if "processes" in read.unavailable else len(procs)
     return (procs if with_processes else None), count
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, or_na, printable, size
+from hwinfo.render.units import NA, duration, or_na, percent, printable, size, size_short
 
 
 def process_owner(proc: GpuProcess) -> tuple[str, str]:
@@ -19,20 +20,27 @@ def process_owner(proc: GpuProcess) -> tuple[str, str]:
     return printable(proc.user or "?"), printable(proc.command or proc.name or "?")
 
 
-def process_rows(procs: list[tuple[str, GpuProcess]]) -> list[list[str]]:
-    """Rows for (where, process) pairs: `where` is the MIG device index, or "" outside MIG."""
-    rows = []
-    for where, proc in procs:
-        user, command = process_owner(proc)
-        rows.append([
-            where,
-            str(proc.pid),
-            user,
-            or_na(proc.used_memory_bytes, size).replace(NA, "n/a"),
-            {"compute": "C", "graphics": "G"}.get(proc.type, "C+G"),
-            command,
-        ])
-    return rows
+def _percent_cell(ratio: float | None) -> str | None:
+    return None if ratio is None else percent(ratio)
+
+
+# (header, right-aligned, cell of a (MIG device, process) pair or None when unknown, shown
+# even when no process has a value); a column no process has a value for is left out, so a
+# GPU without per-process samples keeps the narrow table.
+_COLUMNS: tuple[tuple[str, bool, Callable[[str, GpuProcess], str | None], bool], ...] = (
+    ("MIG", True, lambda where, p: where or None, False),
+    ("PID", True, lambda where, p: str(p.pid), True),
+    ("User", False, lambda where, p: process_owner(p)[0], True),
+    ("Memory", True, lambda where, p: or_na(p.used_memory_bytes, size).replace(NA, "n/a"), True),
+    ("T", False, lambda where, p: {"compute": "C", "graphics": "G"}.get(p.type, "C+G"), True),
+    ("SM", True, lambda where, p: _percent_cell(p.sm_utilization_ratio), False),
+    ("CPU", True, lambda where, p: _percent_cell(p.cpu_utilization_ratio), False),
+    ("RSS", True, lambda where, p: None if p.resident_memory_bytes is None
+     else size_short(p.resident_memory_bytes), False),
+    ("Time", True, lambda where, p: None if p.run_seconds is None
+     else duration(p.run_seconds).replace(" ", ""), False),
+    ("Command", False, lambda where, p: process_owner(p)[1], True),
+)
 
 
 def add_process_table(section: Section, gpu: Gpu) -> None:
@@ -42,13 +50,16 @@ def add_process_table(section: Section, gpu: Gpu) -> None:
         procs += [(str(dev.index), p) for dev in gpu.mig.devices for p in dev.processes or ()]
     if not procs:
         return
-    header = ("MIG", "PID", "User", "Memory", "T", "Command")
-    align = (True, True, False, True, False, False)
-    rows = process_rows(procs)
-    if not any(where for where, _ in procs):
-        header, align, rows = header[1:], align[1:], [row[1:] for row in rows]
+    cells = [[cell(where, p) for _, _, cell, _ in _COLUMNS] for where, p in procs]
+    shown = [i for i, (_, _, _, always) in enumerate(_COLUMNS)
+             if always or any(row[i] is not None for row in cells)]
     section.line(section.style.dim("Processes"))
-    section.table(header, rows, align, indent=2)
+    section.table(
+        [_COLUMNS[i][0] for i in shown],
+        [[row[i] if row[i] is not None else "n/a" for i in shown] for row in cells],
+        [_COLUMNS[i][1] for i in shown],
+        indent=2,
+    )
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Any
 
 from hwinfo import sim
 from hwinfo.collect.gpu.collector import GpuCollector
+from hwinfo.collect.gpu.processes import local_owner
 from hwinfo.collect.sources import machine_owners
 from hwinfo.cpulist import parse_cpulist
 
@@ -240,3 +241,32 @@ def _changes_between_samples(machine: sim.Machine, collector: GpuCollector) -> N
     assert all(u.gpu_index != 7 for u in system.users)
     machine.set_lost(5, False)
     assert not collector.collect().gpus[5].lost
+
+
+def test_what_each_process_is_doing(simulate: Callable[..., GpuCollector]) -> None:
+    gpus = simulate("workstation-geforce").collect().gpus
+    training = gpus[1].processes[0]
+    assert (training.sm_utilization_ratio, training.memory_utilization_ratio) == (0.96, 0.71)
+    sampled = {p.pid: p.sm_utilization_ratio for p in gpus[0].processes}
+    assert sampled == {1873: None, 2264: None, 3391: 0.05, 4120: None}
+    # Scenario PIDs are not on this host: what only its process table knows is unknown.
+    assert (training.run_seconds, training.cpu_utilization_ratio,
+            training.resident_memory_bytes) == (None, None, None)
+
+
+def test_the_host_side_of_a_live_process(simulate: Callable[..., GpuCollector],
+                                         scenario_file: Callable[..., Any]) -> None:
+    import os
+
+    path = scenario_file({"gpus": [{"board": "T4", "processes": [
+        {"pid": os.getpid(), "used_memory_mib": 10, "sm_percent": 3}]}]})
+    collector = GpuCollector(local_owner)
+    sim.install(str(path))
+    try:
+        proc = collector.collect().gpus[0].processes[0]
+    finally:
+        collector.close()
+        sim.uninstall()
+    assert proc.run_seconds is not None and proc.run_seconds > 0
+    assert proc.cpu_utilization_ratio is not None and proc.cpu_utilization_ratio >= 0
+    assert proc.resident_memory_bytes and proc.resident_memory_bytes > 1 << 20
