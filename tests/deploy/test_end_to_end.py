@@ -318,24 +318,16 @@ def test_every_metric_name_in_grafana_and_prometheus_is_exported(
     healthy: Stack, faulty: Stack, tmp_path: Path
 ) -> None:
     exported = scraped_names(healthy.scrape()) | scraped_names(faulty.scrape())
-    # Page retirement exists only before Ampere: a T4 has it (one sample, same renderer).
-    textfile = tmp_path / "t4.prom"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hwinfo",
-            "export",
-            "--simulate",
-            "cloud-t4",
-            "--textfile",
-            str(textfile),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    exported |= scraped_names(textfile.read_text())
+    # Page retirement exists only before Ampere (a T4 has it), GPM activity only from Hopper
+    # (an H200 in MIG mode has it per GPU instance): one sample each, same renderer.
+    for scenario in ("cloud-t4", "h200-mig"):
+        textfile = tmp_path / f"{scenario}.prom"
+        subprocess.run(
+            [sys.executable, "-m", "hwinfo", "export", "--simulate", scenario,
+             "--textfile", str(textfile)],
+            check=True, capture_output=True, timeout=60,
+        )
+        exported |= scraped_names(textfile.read_text())
     assert all(METRIC_NAME.fullmatch(name) for name in exported if name.startswith("hwinfo"))
     used = metric_names_used()
     assert len(used) > 50
