@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
+from fixtures.simulated import simulated_snapshot
 from prometheus_client.parser import text_string_to_metric_families
 
-from hwinfo import sim
-from hwinfo.collect.sources import open_collector
 from hwinfo.exporter.exposition import Selection, render
 from hwinfo.exporter.status import DaemonStatus
 
 
 def samples(scenario: str, metric: str) -> dict[tuple[tuple[str, str], ...], float]:
     """label set -> value of `metric` as `hwinfo serve --simulate scenario` would serve it."""
-    collector = open_collector("/", scenario)
-    try:
-        snapshot = collector.collect()
-    finally:
-        collector.close()
-        sim.uninstall()
-    text = render(snapshot, DaemonStatus("test", 0.0), Selection()).text.decode()
+    text = render(simulated_snapshot(scenario), DaemonStatus("test", 0.0), Selection()).text.decode()
     return {
         tuple(sorted(s.labels.items())): s.value
         for family in text_string_to_metric_families(text)

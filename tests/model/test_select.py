@@ -5,21 +5,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from fixtures.simulated import simulated_snapshot
 
-from hwinfo import sim
-from hwinfo.collect.sources import open_collector
 from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
 from hwinfo.model.snapshot import Snapshot
 
 
 @pytest.fixture(scope="module")
 def dgx() -> Snapshot:
-    collector = open_collector("/", "dgx-a100-mig")
-    try:
-        return collector.collect()
-    finally:
-        collector.close()
-        sim.uninstall()
+    return simulated_snapshot("dgx-a100-mig")
 
 
 def test_index_uuid_and_bus_id_forms(dgx: Snapshot) -> None:

@@ -6,10 +6,9 @@ from collections.abc import Callable
 
 import pynvml
 import pytest
+from fixtures.simulated import simulated_snapshot
 
-from hwinfo import sim
 from hwinfo.collect.gpu.collector import GpuCollector
-from hwinfo.collect.sources import open_collector
 from hwinfo.render.text.report import render_text
 from hwinfo.render.text.style import Style
 
@@ -26,13 +25,7 @@ def test_nvml_has_no_memory_figure_but_says_ats(simulate: Callable[..., GpuColle
 
 
 def test_the_report_shows_the_system_memory_it_shares() -> None:
-    collector = open_collector("/", "dgx-spark")
-    try:
-        snapshot = collector.collect()
-    finally:
-        collector.close()
-        sim.uninstall()
-    text = render_text(snapshot, Style(color=False))
+    text = render_text(simulated_snapshot("dgx-spark"), Style(color=False))
     summary = next(line for line in text.splitlines() if line.startswith("  0  GB10"))
     assert summary.split()[3] == "shared"
     detail = text[text.index("GPU 0  NVIDIA GB10"):]

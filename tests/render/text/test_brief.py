@@ -5,20 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hwinfo import sim
-from hwinfo.collect.sources import open_collector
-from hwinfo.model.snapshot import Snapshot
+from fixtures.simulated import simulated_snapshot as _snapshot
+
 from hwinfo.render.text.brief import LINES, render_brief
 from hwinfo.render.text.style import Style
-
-
-def _snapshot(scenario: str | Path) -> Snapshot:
-    collector = open_collector("/", str(scenario))
-    try:
-        return collector.collect()
-    finally:
-        collector.close()
-        sim.uninstall()
 
 
 def _lines(scenario: str | Path) -> list[str]:
