@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from typing import Any
@@ -186,10 +187,18 @@ def check_document(document: Any, what: str) -> None:
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{what}: {where or 'value'}: {value} is not a finite number")
         if isinstance(value, dict):
-            stack.extend((item, depth + 1, f"{where}.{key}" if where else str(key))
-                         for key, item in value.items())
+            stack.extend((item, depth + 1, member(where, key)) for key, item in value.items())
         elif isinstance(value, list):
             stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
+
+
+def member(where: str, key: object) -> str:
+    """The path of `key` inside `where`, one line whatever the key: a.b, a[0], a['x\\ny']."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return f"{where}[{key}]"
+    if isinstance(key, str) and re.fullmatch(r"[\w-]{1,40}", key):
+        return f"{where}.{key}" if where else key
+    return f"{where}[{shown(key, 40)}]"
 
 
 def shown(value: Any, limit: int = 60) -> str:

@@ -257,7 +257,7 @@ class _Reader:
         """A section with fixed field names."""
         section = self.entries(where, value)
         for key in section:
-            inner = f"{where}.{key}" if where else str(key)
+            inner = inputs.member(where, key)
             if inner in _REFUSED:
                 raise self.error(inner, _REFUSED[inner])
             if key not in known:
@@ -437,7 +437,7 @@ class _Reader:
         allowed = {name.lower(): name for name in ALLOWED_HEADERS}
         headers: dict[str, str] = {}
         for name, header_value in self.entries(where, value).items():
-            inner = f"{where}.{name}"
+            inner = inputs.member(where, name)
             canonical = allowed.get(str(name).lower())
             if canonical is None:
                 raise self.error(inner, f"cannot be set (allowed: {', '.join(ALLOWED_HEADERS)})")
@@ -454,7 +454,7 @@ class _Reader:
         where = "basic_auth_users"
         users: dict[str, bytes] = {}
         for user, hashed in self.entries(where, value).items():
-            inner = f"{where}.{user}"
+            inner = inputs.member(where, user)
             if not isinstance(user, str) or not user:
                 raise self.error(inner, "a user name must be a non-empty string")
             if ":" in user:

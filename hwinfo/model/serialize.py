@@ -9,7 +9,7 @@ import typing
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hwinfo.inputs import shown
+from hwinfo.inputs import member, shown
 
 if TYPE_CHECKING:
     from hwinfo.model.snapshot import Snapshot
@@ -58,7 +58,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object")
         _, item = typing.get_args(tp)
-        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+        return {k: _convert(item, v, member(where, k)) for k, v in value.items()}
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object")

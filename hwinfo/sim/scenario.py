@@ -406,12 +406,10 @@ class Reader:
         allowed = set(allowed)
         for key in value:
             if key not in allowed:
-                plain = isinstance(key, str) and re.fullmatch(r"\w{1,40}", key, re.ASCII)
-                shown = key if plain else inputs.shown(key, 40)
-                self.fail(_join(path, shown), f"unknown key (known: {', '.join(sorted(allowed))})")
+                self.fail(inputs.member(path, key), f"unknown key (known: {', '.join(sorted(allowed))})")
         for key in required:
             if key not in value:
-                self.fail(_join(path, key), "required")
+                self.fail(inputs.member(path, key), "required")
         return value
 
     def list(self, path: str, value: object) -> list[object]:
@@ -472,8 +470,8 @@ class Reader:
         after = data.get("after_samples")
         count = data.get("for_samples")
         return Window(
-            None if after is None else self.int(_join(path, "after_samples"), after),
-            None if count is None else self.int(_join(path, "for_samples"), count, 1),
+            None if after is None else self.int(inputs.member(path, "after_samples"), after),
+            None if count is None else self.int(inputs.member(path, "for_samples"), count, 1),
         )
 
 
@@ -481,12 +479,6 @@ def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
-
-
-def _join(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
 
 
 def _optional(read: Callable[[str, object], T]) -> Callable[[str, object], T | None]:
@@ -509,7 +501,7 @@ def gpu_field_readers(
 
     def count_or_none(path: str, key: str, data: Mapping[str, object]) -> int | None:
         value = data.get(key, absent_count)
-        return None if value is None else r.int(_join(path, key), value)
+        return None if value is None else r.int(inputs.member(path, key), value)
 
     def clocks(path: str, value: object) -> Clocks:
         data = r.obj(path, value, ("graphics", "sm", "memory", "video"))
@@ -540,40 +532,40 @@ def gpu_field_readers(
 
     def ecc(path: str, value: object) -> Ecc:
         data = r.obj(path, value, ("enabled", "pending", "volatile", "aggregate"), ("enabled",))
-        enabled = r.bool(_join(path, "enabled"), data["enabled"])
+        enabled = r.bool(inputs.member(path, "enabled"), data["enabled"])
         return Ecc(
             enabled,
-            r.bool(_join(path, "pending"), data.get("pending", enabled)),
-            counts(_join(path, "volatile"), data.get("volatile", {})),
-            counts(_join(path, "aggregate"), data.get("aggregate", {})),
+            r.bool(inputs.member(path, "pending"), data.get("pending", enabled)),
+            counts(inputs.member(path, "volatile"), data.get("volatile", {})),
+            counts(inputs.member(path, "aggregate"), data.get("aggregate", {})),
         )
 
     def retired(path: str, value: object) -> RetiredPages:
         data = r.obj(path, value, ("single_bit", "double_bit", "pending"))
         return RetiredPages(
-            r.int(_join(path, "single_bit"), data.get("single_bit", 0)),
-            r.int(_join(path, "double_bit"), data.get("double_bit", 0)),
-            r.bool(_join(path, "pending"), data.get("pending", False)),
+            r.int(inputs.member(path, "single_bit"), data.get("single_bit", 0)),
+            r.int(inputs.member(path, "double_bit"), data.get("double_bit", 0)),
+            r.bool(inputs.member(path, "pending"), data.get("pending", False)),
         )
 
     def remapped(path: str, value: object) -> RemappedRows:
         data = r.obj(path, value, ("correctable", "uncorrectable", "pending", "failure"))
         return RemappedRows(
-            r.int(_join(path, "correctable"), data.get("correctable", 0)),
-            r.int(_join(path, "uncorrectable"), data.get("uncorrectable", 0)),
-            r.bool(_join(path, "pending"), data.get("pending", False)),
-            r.bool(_join(path, "failure"), data.get("failure", False)),
+            r.int(inputs.member(path, "correctable"), data.get("correctable", 0)),
+            r.int(inputs.member(path, "uncorrectable"), data.get("uncorrectable", 0)),
+            r.bool(inputs.member(path, "pending"), data.get("pending", False)),
+            r.bool(inputs.member(path, "failure"), data.get("failure", False)),
         )
 
     def capability(path: str, value: object) -> tuple[int, int]:
         items = r.list(path, value)
         if len(items) != 2:
             r.fail(path, f"expected [major, minor], got {len(items)} numbers")
-        return r.int(_join(path, 0), items[0], 0, 99), r.int(_join(path, 1), items[1], 0, 99)
+        return r.int(inputs.member(path, 0), items[0], 0, 99), r.int(inputs.member(path, 1), items[1], 0, 99)
 
     def reasons(path: str, value: object) -> tuple[str, ...]:
         return tuple(
-            r.choice(_join(path, i), v, CLOCK_EVENT_REASONS)
+            r.choice(inputs.member(path, i), v, CLOCK_EVENT_REASONS)
             for i, v in enumerate(r.list(path, value))
         )
 
@@ -657,14 +649,14 @@ def read_gpm(r: Reader, path: str, value: object) -> GpmSpec:
     """A `gpm` object: each key a percentage, absent keys 0."""
     keys = tuple(f.name for f in dataclasses.fields(GpmSpec))
     data = r.obj(path, value, keys)
-    return GpmSpec(**{key: r.number(_join(path, key), data[key], 100) for key in data})
+    return GpmSpec(**{key: r.number(inputs.member(path, key), data[key], 100) for key in data})
 
 
 def _opt_int(
     r: Reader, path: str, data: Mapping[str, object], key: str, high: int
 ) -> int | None:
     value = data.get(key)
-    return None if value is None else r.int(_join(path, key), value, 0, high)
+    return None if value is None else r.int(inputs.member(path, key), value, 0, high)
 
 
 _STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events")
@@ -704,17 +696,17 @@ def _read_gpu(
     data = r.obj(path, value, (*readers, *_STRUCTURED_GPU_KEYS))
     board = None
     if "board" in data:
-        board = BOARDS[r.choice(_join(path, "board"), data["board"], BOARDS)]
+        board = BOARDS[r.choice(inputs.member(path, "board"), data["board"], BOARDS)]
     if board is not None and not imported:
         merged = _merge(board.defaults, data)
     else:
         merged = dict(data)
         for key in ("name", "memory_total_mib"):
             if key not in merged:
-                r.fail(_join(path, key), "required when no board is given")
+                r.fail(inputs.member(path, key), "required when no board is given")
     # Optional readers let null through (NotSupported); name, uuid, bus id and memory do not.
     values: dict[str, object] = {
-        key: read(_join(path, key), merged[key]) if key in merged else None
+        key: read(inputs.member(path, key), merged[key]) if key in merged else None
         for key, read in readers.items()
     }
     # Absent (not null) identity fields get stable defaults derived from the scenario.
@@ -732,25 +724,25 @@ def _read_gpu(
         )
     nvlink_max = board.nvlink_max_links if board else (values["nvlink_links"] or 0)
     if values["nvlink_links"] is not None and values["nvlink_links"] > nvlink_max:  # type: ignore[operator]
-        r.fail(_join(path, "nvlink_links"), f"this board has {nvlink_max} NVLink links")
+        r.fail(inputs.member(path, "nvlink_links"), f"this board has {nvlink_max} NVLink links")
 
     mig = None
     # A MIG board on a driver older than MIG simply has no MIG, unless the GPU asks for it.
     if merged.get("mig") is not None and ("mig" in data or driver >= MIG_MIN_DRIVER):
-        mig = parse_mig(r, _join(path, "mig"), merged["mig"], board, driver)
-    processes = parse_processes(r, _join(path, "processes"), data.get("processes", []), mig)
+        mig = parse_mig(r, inputs.member(path, "mig"), merged["mig"], board, driver)
+    processes = parse_processes(r, inputs.member(path, "processes"), data.get("processes", []), mig)
     lost = None
     lost_value = data.get("lost", False)
     if isinstance(lost_value, dict):
         lost = r.window(
-            _join(path, "lost"),
-            r.obj(_join(path, "lost"), lost_value, ("after_samples", "for_samples")),
+            inputs.member(path, "lost"),
+            r.obj(inputs.member(path, "lost"), lost_value, ("after_samples", "for_samples")),
         )
-    elif r.bool(_join(path, "lost"), lost_value):
+    elif r.bool(inputs.member(path, "lost"), lost_value):
         lost = Window(None, None)
     events = tuple(
-        _read_xid(r, _join(_join(path, "xid_events"), i), v, mig)
-        for i, v in enumerate(r.list(_join(path, "xid_events"), data.get("xid_events", [])))
+        _read_xid(r, inputs.member(inputs.member(path, "xid_events"), i), v, mig)
+        for i, v in enumerate(r.list(inputs.member(path, "xid_events"), data.get("xid_events", [])))
     )
     return GpuSpec(
         index=index,
@@ -771,8 +763,8 @@ def _read_xid(r: Reader, path: str, value: object, mig: MigSpec | None) -> XidEv
     return XidEvent(
         # nvml.h: events that happen before nvmlDeviceRegisterEvents are not recorded, and
         # nothing can register before sample 1.
-        r.int(_join(path, "after_samples"), data["after_samples"], 1),
-        r.int(_join(path, "xid"), data["xid"]),
+        r.int(inputs.member(path, "after_samples"), data["after_samples"], 1),
+        r.int(inputs.member(path, "xid"), data["xid"]),
         gi,
         ci,
     )
@@ -782,7 +774,7 @@ def _instance_ids(
     r: Reader, path: str, data: Mapping[str, object], mig: MigSpec | None, required: bool
 ) -> tuple[int | None, int | None]:
     """gpu_instance_id / compute_instance_id of a process or event, checked against the MIG tree."""
-    gi_path, ci_path = _join(path, "gpu_instance_id"), _join(path, "compute_instance_id")
+    gi_path, ci_path = inputs.member(path, "gpu_instance_id"), inputs.member(path, "compute_instance_id")
     gi, ci = data.get("gpu_instance_id"), data.get("compute_instance_id")
     if mig is None or not mig.enabled:
         if gi is not None or ci is not None:
@@ -824,11 +816,11 @@ def parse_processes(
         "memory_percent",
     )
     for i, item in enumerate(r.list(path, value)):
-        p = _join(path, i)
+        p = inputs.member(path, i)
         data = r.obj(p, item, keys, ("pid",))
-        pid = r.int(_join(p, "pid"), data["pid"], 1, 0xFFFFFFFF)
+        pid = r.int(inputs.member(p, "pid"), data["pid"], 1, 0xFFFFFFFF)
         if pid in seen:
-            r.fail(_join(p, "pid"), f"pid {pid} is listed twice on this GPU")
+            r.fail(inputs.member(p, "pid"), f"pid {pid} is listed twice on this GPU")
         seen.add(pid)
         gi, ci = _instance_ids(r, p, data, mig, required=True)
         memory = data.get("used_memory_mib")
@@ -837,14 +829,14 @@ def parse_processes(
                 pid=pid,
                 used_memory_mib=None
                 if memory is None
-                else r.int(_join(p, "used_memory_mib"), memory, 0, MAX_MEMORY_MIB),
-                type=r.choice(_join(p, "type"), data.get("type", "compute"), PROCESS_TYPES),
+                else r.int(inputs.member(p, "used_memory_mib"), memory, 0, MAX_MEMORY_MIB),
+                type=r.choice(inputs.member(p, "type"), data.get("type", "compute"), PROCESS_TYPES),
                 gpu_instance_id=gi,
                 compute_instance_id=ci,
                 user=_opt_str(r, p, data, "user"),
                 command=_opt_str(r, p, data, "command"),
                 name=_opt_str(r, p, data, "name"),
-                visible=r.bool(_join(p, "visible"), data.get("visible", True)),
+                visible=r.bool(inputs.member(p, "visible"), data.get("visible", True)),
                 sm_percent=_opt_int(r, p, data, "sm_percent", 100),
                 memory_percent=_opt_int(r, p, data, "memory_percent", 100),
             )
@@ -854,7 +846,7 @@ def parse_processes(
 
 def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str | None:
     value = data.get(key)
-    return None if value is None else r.str(_join(path, key), value)
+    return None if value is None else r.str(inputs.member(path, key), value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -873,9 +865,9 @@ def parse_mig(
     data = r.obj(path, value, ("enabled", "pending", "gpu_instances"), ("enabled",))
     if driver < MIG_MIN_DRIVER:
         r.fail(path, f"MIG needs driver {MIG_MIN_DRIVER[0]} or later")
-    enabled = r.bool(_join(path, "enabled"), data["enabled"])
-    pending = r.bool(_join(path, "pending"), data.get("pending", enabled))
-    gi_path = _join(path, "gpu_instances")
+    enabled = r.bool(inputs.member(path, "enabled"), data["enabled"])
+    pending = r.bool(inputs.member(path, "pending"), data.get("pending", enabled))
+    gi_path = inputs.member(path, "gpu_instances")
     items = r.list(gi_path, data.get("gpu_instances", []))
     if items and not enabled:
         r.fail(gi_path, "GPU instances need MIG enabled")
@@ -889,29 +881,29 @@ def parse_mig(
     table = board.mig.for_driver(driver)
     if enabled and driver < table.min_driver:
         r.fail(
-            _join(path, "enabled"),
+            inputs.member(path, "enabled"),
             f"MIG on board {board.key} needs driver {table.min_driver[0]} or later",
         )
     requests = []
     for i, item in enumerate(items):
-        p = _join(gi_path, i)
+        p = inputs.member(gi_path, i)
         gi = r.obj(p, item, (*_GI_KEYS, *_GI_MEMORY_KEYS), ("profile",))
-        name = r.str(_join(p, "profile"), gi["profile"])
+        name = r.str(inputs.member(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
             known = ", ".join(pr.name for pr in table.profiles)
             newer = " on this driver" if name in board.mig.by_name else ""
             r.fail(
-                _join(p, "profile"),
+                inputs.member(p, "profile"),
                 f"unknown profile {inputs.shown(name)} for board {board.key}{newer} "
                 f"(known: {known})",
             )
         start = gi.get("start")
         if start is not None:
-            start = r.int(_join(p, "start"), start)
+            start = r.int(inputs.member(p, "start"), start)
             if start not in profile.placement_starts:
                 r.fail(
-                    _join(p, "start"),
+                    inputs.member(p, "start"),
                     f"{name} can start at {_starts(profile.placement_starts)}, not {start}",
                 )
         requests.append((p, gi, profile, start))
@@ -947,15 +939,15 @@ def parse_mig(
         gid = (
             default_gpu_instance_id(start, profile.memory_slices, table.memory_slices)
             if gid is None
-            else r.int(_join(p, "id"), gid)
+            else r.int(inputs.member(p, "id"), gid)
         )
         if gid in ids:
-            r.fail(_join(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
+            r.fail(inputs.member(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
         ids[gid] = p
         cis = _parse_compute_instances(
-            r, _join(p, "compute_instances"), gi.get("compute_instances"), table, profile
+            r, inputs.member(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
-        gpm = None if gi.get("gpm") is None else read_gpm(r, _join(p, "gpm"), gi["gpm"])
+        gpm = None if gi.get("gpm") is None else read_gpm(r, inputs.member(p, "gpm"), gi["gpm"])
         memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory))
     return MigSpec(enabled, pending, tuple(instances))
@@ -988,38 +980,38 @@ def _described_instances(
     """GPU instances given by their own facts, for a GPU whose board has no MIG table."""
     requests = []
     for i, item in enumerate(items):
-        p = _join(path, i)
+        p = inputs.member(path, i)
         gi = r.obj(
             p,
             item,
             _DESCRIBED_GI_KEYS,
             ("profile", "id", "memory_total_mib", "compute_instances"),
         )
-        name = r.str(_join(p, "profile"), gi["profile"])
+        name = r.str(inputs.member(p, "profile"), gi["profile"])
         shape = re.fullmatch(r"(\d)g\.\d+gb(\+\S+)?", name)
         if shape is None:
-            r.fail(_join(p, "profile"), f"expected a profile name like '1g.10gb', got {name!r}")
+            r.fail(inputs.member(p, "profile"), f"expected a profile name like '1g.10gb', got {name!r}")
         slices = int(shape.group(1))
         size = r.int(
-            _join(p, "memory_slices"),
+            inputs.member(p, "memory_slices"),
             gi.get("memory_slices", _MEMORY_SLICES_GUESS.get(slices, slices)),
             1,
             mig_profiles.MEMORY_SLICES,
         )
-        engines = r.obj(_join(p, "engines"), gi.get("engines", {}), _ENGINE_KEYS)
-        counts = {k: r.int(_join(_join(p, "engines"), k), engines.get(k, 0)) for k in _ENGINE_KEYS}
-        ci_path = _join(p, "compute_instances")
+        engines = r.obj(inputs.member(p, "engines"), gi.get("engines", {}), _ENGINE_KEYS)
+        counts = {k: r.int(inputs.member(inputs.member(p, "engines"), k), engines.get(k, 0)) for k in _ENGINE_KEYS}
+        ci_path = inputs.member(p, "compute_instances")
         cis = []
         for j, ci_item in enumerate(r.list(ci_path, gi["compute_instances"])):
-            cp = _join(ci_path, j)
+            cp = inputs.member(ci_path, j)
             ci = r.obj(cp, ci_item, ("multiprocessor_count", "slices"), ("multiprocessor_count",))
             ci_slices = ci.get("slices")
             if ci_slices is None and len(gi["compute_instances"]) > 1:  # type: ignore[arg-type]
-                r.fail(_join(cp, "slices"), "required when a GPU instance has several")
+                r.fail(inputs.member(cp, "slices"), "required when a GPU instance has several")
             cis.append(
                 (
-                    r.int(_join(cp, "multiprocessor_count"), ci["multiprocessor_count"], 1),
-                    slices if ci_slices is None else r.int(_join(cp, "slices"), ci_slices, 1, slices),
+                    r.int(inputs.member(cp, "multiprocessor_count"), ci["multiprocessor_count"], 1),
+                    slices if ci_slices is None else r.int(inputs.member(cp, "slices"), ci_slices, 1, slices),
                 )
             )
         if not cis:
@@ -1027,7 +1019,7 @@ def _described_instances(
         start = gi.get("start")
         profile = GpuInstanceProfile(
             index=-1,  # not listed: the board's profile table is unknown
-            id=r.int(_join(p, "profile_id"), gi.get("profile_id", _PROFILE_ID_GUESS.get(slices, 0))),
+            id=r.int(inputs.member(p, "profile_id"), gi.get("profile_id", _PROFILE_ID_GUESS.get(slices, 0))),
             name=name,
             slice_count=slices,
             memory_slices=size,
@@ -1040,9 +1032,9 @@ def _described_instances(
             encoder_count=counts["encoder"],
             jpeg_count=counts["jpeg"],
             ofa_count=counts["ofa"],
-            memory_mib=r.int(_join(p, "memory_total_mib"), gi["memory_total_mib"]),
+            memory_mib=r.int(inputs.member(p, "memory_total_mib"), gi["memory_total_mib"]),
         )
-        requests.append((p, gi, profile, None if start is None else r.int(_join(p, "start"), start), cis))
+        requests.append((p, gi, profile, None if start is None else r.int(inputs.member(p, "start"), start), cis))
     _check_fixed_overlaps(r, [(p, pr.memory_slices, st) for p, _, pr, st, _ in requests], "memory slices")
     starts = fit_placements([(pr.placement_starts, pr.memory_slices, st) for _, _, pr, st, _ in requests])
     if starts is None:
@@ -1050,9 +1042,9 @@ def _described_instances(
     instances = []
     ids: dict[int, str] = {}
     for (p, gi, profile, _, cis), start in zip(requests, starts):
-        gid = r.int(_join(p, "id"), gi["id"])
+        gid = r.int(inputs.member(p, "id"), gi["id"])
         if gid in ids:
-            r.fail(_join(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
+            r.fail(inputs.member(p, "id"), f"GPU instance id {gid} is also used by {ids[gid]}")
         ids[gid] = p
         computes = []
         offset = 0
@@ -1079,13 +1071,13 @@ def _parse_compute_instances(
         return (ComputeInstanceSpec(0, 0, whole, None),)
     requests = []
     for i, item in enumerate(r.list(path, value)):
-        p = _join(path, i)
+        p = inputs.member(path, i)
         data = r.obj(p, item, ("slices", "memory_used_mib", "multiprocessor_count"), ("slices",))
-        slices = r.int(_join(p, "slices"), data["slices"], 1)
+        slices = r.int(inputs.member(p, "slices"), data["slices"], 1)
         profile = offered.get(slices)
         if profile is None:
             r.fail(
-                _join(p, "slices"),
+                inputs.member(p, "slices"),
                 f"a {gi.name} GPU instance offers compute instances of "
                 f"{_starts(sorted(offered))} slices, not {slices}",
             )
@@ -1096,7 +1088,7 @@ def _parse_compute_instances(
                 profile,
                 None
                 if memory is None
-                else r.int(_join(p, "memory_used_mib"), memory, 0, MAX_MEMORY_MIB),
+                else r.int(inputs.member(p, "memory_used_mib"), memory, 0, MAX_MEMORY_MIB),
                 _opt_int(r, p, data, "multiprocessor_count", MAX_SMS),
             )
         )
@@ -1134,7 +1126,7 @@ def _check_fixed_overlaps(r: Reader, items: list[tuple[str, int, int | None]], w
                 & mig_profiles.placement_mask(other, other_size)
             ):
                 r.fail(
-                    _join(path, "start"),
+                    inputs.member(path, "start"),
                     f"placement {start}:{size} overlaps {other_path} "
                     f"({other}:{other_size}) on the {what}",
                 )
@@ -1180,19 +1172,19 @@ def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSp
     path = f"faults[{index}]"
     keys = ("call", "gpu", "error", "delay_seconds", "after_samples", "for_samples")
     data = r.obj(path, value, keys, ("call",))
-    call = r.str(_join(path, "call"), data["call"])
+    call = r.str(inputs.member(path, "call"), data["call"])
     if fault_name(call) not in known_fault_calls():
-        r.fail(_join(path, "call"), f"unknown or unsimulated NVML function {inputs.shown(call)}")
+        r.fail(inputs.member(path, "call"), f"unknown or unsimulated NVML function {inputs.shown(call)}")
     gpu = data.get("gpu")
     if gpu is not None:
-        gpu = r.int(_join(path, "gpu"), gpu, 0, max(gpu_count - 1, 0))
+        gpu = r.int(inputs.member(path, "gpu"), gpu, 0, max(gpu_count - 1, 0))
         if gpu_count == 0:
-            r.fail(_join(path, "gpu"), "the scenario has no GPUs")
+            r.fail(inputs.member(path, "gpu"), "the scenario has no GPUs")
     error = data.get("error")
     code = (
-        None if error is None else ERROR_CODES[r.choice(_join(path, "error"), error, ERROR_CODES)]
+        None if error is None else ERROR_CODES[r.choice(inputs.member(path, "error"), error, ERROR_CODES)]
     )
-    delay = r.number(_join(path, "delay_seconds"), data.get("delay_seconds", 0), MAX_DELAY_SECONDS)
+    delay = r.number(inputs.member(path, "delay_seconds"), data.get("delay_seconds", 0), MAX_DELAY_SECONDS)
     if code is None and not delay:
         r.fail(path, "a fault needs an error or a delay_seconds")
     return FaultSpec(fault_name(call), gpu, code, delay, r.window(path, data))

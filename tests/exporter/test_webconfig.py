@@ -206,7 +206,7 @@ ERRORS = [
     ("basic_auth_users: {alice: secret}\n", "basic_auth_users.alice", "not a bcrypt hash"),
     ("basic_auth_users: {alice: '$1$abc$def'}\n", "basic_auth_users.alice", "not a bcrypt hash"),
     ("basic_auth_users: {alice: 12}\n", "basic_auth_users.alice", "expected a string, got int"),
-    (f"basic_auth_users: {{'a:b': '{HASH_2B}'}}\n", "basic_auth_users.a:b", "cannot contain ':'"),
+    (f"basic_auth_users: {{'a:b': '{HASH_2B}'}}\n", "basic_auth_users['a:b']", "cannot contain ':'"),
 ]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 from fuzz.mutations import JSON_VALUES, fuzz_settings, one_line_or_valid
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hwinfo.exporter.webconfig import (
@@ -46,6 +46,8 @@ def loads(content: bytes) -> WebConfig | None:
 
 @fuzz_settings(150)
 @given(DOCUMENTS)
+@example({"tls_server_config": {"\n": None}})  # a key with a newline once made a two-line error
+@example({"basic_auth_users": {"a\u2028b": "x"}})
 def test_any_document_is_a_config_or_one_line(document: dict[str, object]) -> None:
     loads(yaml.safe_dump(document, allow_unicode=True).encode())
 

@@ -481,8 +481,8 @@ def test_input_is_not_modified() -> None:
          "gpus[0].processes[0].used_memory_mib: must be at most 16777216"),
         ({"xid_events": [{"after_samples": 1, "xid": 1 << 40}]},
          "gpus[0].xid_events[0].xid: must be at most 4294967295"),
-        ({"x" * 10_000: 1}, "x...: unknown key (known: "),
-        ({"a\nb": 1}, "gpus[0].'a\\nb': unknown key"),  # a newline in a key stays on one line
+        ({"x" * 10_000: 1}, "x...]: unknown key (known: "),
+        ({"a\nb": 1}, "gpus[0]['a\\nb']: unknown key"),  # a newline in a key stays on one line
         ({"name": "A100", "board": "z" * 10_000}, "gpus[0].board: unknown value 'zzzzzzzz"),
     ],
 )
