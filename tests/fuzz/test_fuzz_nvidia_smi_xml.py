@@ -24,7 +24,8 @@ TEXTS = st.one_of(
                      "99999999999999999999 MiB", "1e400 W", "-5 C", "٣٠ C", "P16", "P0", "0x", "0xZZ",
                      "Enabled", "Active", "Not Active", "12.", "99999.99999", "", "0" * 5000 + "1 MiB",
                      "18446744073709551616 %", "GPU-", "0000:07:00.0", "ffffffff:ff:ff.7"]),
-    st.text(max_size=30),
+    # What XML 1.0 can carry: ElementTree writes a control character it cannot read back.
+    st.text(st.characters(exclude_categories=("Cc", "Cs", "Cn")), max_size=30),
 )
 
 
