@@ -1,0 +1,174 @@
+"""A real Prometheus on a free loopback port, scraping real `hwinfo serve` daemons.
+
+Shared by the end-to-end tests of the dashboards, the alert rules, the ledger and its
+commands: one place knows how to start Prometheus, wait for data and query it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import require_tool
+
+from tests.deploy.artifacts import ALERTS
+
+SCRAPES_BEFORE_QUERYING = 3  # so that rate() and increase() over [1m] have samples
+
+
+@dataclass
+class Stack:
+    """hwinfo and the Prometheus that scrapes it."""
+
+    hwinfo: str  # the first hwinfo's base URL
+    prometheus: str  # Prometheus's base URL
+    targets: int  # how many hwinfo daemons it scrapes
+    log: Path  # Prometheus's log
+    process: subprocess.Popen[bytes]
+
+    def api(
+        self, path: str, params: dict[str, str] | list[tuple[str, str]], post: bool = False
+    ) -> Any:
+        """GET (or POST, for long queries) an HTTP API endpoint; its `data` on success."""
+        encoded = urllib.parse.urlencode(params)
+        if post:
+            request = urllib.request.Request(self.prometheus + path, data=encoded.encode())
+        else:
+            request = urllib.request.Request(f"{self.prometheus}{path}?{encoded}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                body = json.load(response)
+        except urllib.error.HTTPError as exc:
+            body = json.load(exc)
+        if body.get("status") != "success":
+            raise AssertionError(f"{path} {params}: {body.get('errorType')}: {body.get('error')}")
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """An instant query; its result vector (a scalar comes back as one series)."""
+        data = self.api("/api/v1/query", {"query": expr}, post=True)
+        if data["resultType"] == "scalar":
+            return [{"metric": {}, "value": data["result"]}]
+        return data["result"]
+
+    def scrape(self) -> str:
+        with urllib.request.urlopen(self.hwinfo + "/metrics", timeout=10) as response:
+            return response.read().decode()
+
+    def wait_until_scraped(self) -> None:
+        def scraped_enough() -> bool:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"prometheus exited with {self.process.returncode}")
+            down = self.query('up{job="hwinfo"} == 0')
+            assert not down, f"Prometheus cannot scrape {down[0]['metric']['instance']}"
+            expr = f'count_over_time(up{{job="hwinfo"}}[1m]) >= {SCRAPES_BEFORE_QUERYING}'
+            return len(self.query(expr)) == self.targets
+
+        wait_for(f"{SCRAPES_BEFORE_QUERYING} scrapes of hwinfo", scraped_enough)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    @contextmanager
+    def logs_on_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            print(f"--- the last lines of {self.log} ---\n{self.log_tail()}")
+            raise
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(what: str, check: Any, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if result := check():
+                return result
+        except (OSError, AssertionError, KeyError, ValueError) as exc:
+            error = exc
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what} (last error: {error})")
+
+
+@contextmanager
+def prometheus_scraping(
+    hwinfo_urls: str | Sequence[str],
+    workdir: Path,
+    rule_files: Sequence[Path] = (ALERTS,),
+    flags: Sequence[str] = (),
+) -> Iterator[Stack]:
+    """Prometheus on a free loopback port, scraping hwinfo every second, with these rules.
+
+    Rules are evaluated every second too. Yields as soon as Prometheus runs:
+    `wait_until_scraped` waits for the data.
+    """
+    binary = require_tool("prometheus")
+    workdir.mkdir(parents=True, exist_ok=True)
+    urls = [hwinfo_urls] if isinstance(hwinfo_urls, str) else list(hwinfo_urls)
+    config = workdir / "prometheus.yml"
+    config.write_text(
+        json.dumps(  # JSON is YAML
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [str(path) for path in rule_files],
+                "scrape_configs": [
+                    {
+                        "job_name": "hwinfo",
+                        "scrape_interval": "1s",
+                        "scrape_timeout": "1s",
+                        "static_configs": [
+                            {"targets": [url.removeprefix("http://") for url in urls]}
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    port = free_port()
+    log = workdir / "prometheus.log"
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                *flags,
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    stack = Stack(urls[0], f"http://127.0.0.1:{port}", len(urls), log, proc)
+    try:
+        yield stack
+    except BaseException:
+        print(f"--- the last lines of {log} ---\n{stack.log_tail()}")
+        raise
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
