@@ -1,242 +1,49 @@
-"""A snapshot taken by a remote `hwinfo serve`, fetched from its /api/v1/snapshot.
-
-Whatever answers at the URL is hostile until proven otherwise: the whole exchange (name
-lookup, connect, TLS, headers, body) has one deadline, the body a size limit, and every way
-it can go wrong is one line in the user's terms: not an hwinfo daemon, speaks TLS, refused.
-"""
+"""A snapshot taken by a remote `hwinfo serve`, fetched from its /api/v1/snapshot."""
 
 from __future__ import annotations
 
-import base64
-import http.client
-import socket
-import ssl
-import threading
-import urllib.parse
-from dataclasses import dataclass
-
-from hwinfo import inputs
+from hwinfo import inputs, urlfetch
 from hwinfo.collect.sources import SetupError
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
 from hwinfo.model.snapshot import Snapshot
 
 SNAPSHOT_PATH = "/api/v1/snapshot"
-# A snapshot of an 8-GPU machine with a thousand processes is well under 2 MiB.
-MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-# What Go's net/http answers a plain-HTTP request on a TLS port.
-_GO_TLS_ANSWER = b"client sent an http request to an https server"
+SERVICE = "an hwinfo daemon"
 
 
 class RemoteError(SetupError):
     """The remote snapshot cannot be had; str() is one line for a person."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where and how to ask: a parsed --from URL."""
-
-    url: str  # the snapshot URL, without credentials: how errors name it
-    https: bool
-    host: str
-    port: int
-    path: str
-    authorization: str | None
-
-
-def parse_url(url: str) -> Target:
+def parse_url(url: str) -> urlfetch.Target:
     """The --from URL as a Target; RemoteError (one line) when it is not http(s)://HOST[:PORT]."""
-    expected = f"--from {url!r}: expected http://HOST:PORT or https://HOST:PORT"
-    if any(c.isspace() or not c.isprintable() for c in url):
-        raise RemoteError(f"{expected} (it holds spaces or control characters)")
     try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError as exc:  # "Port out of range 0-65535", a bad [IPv6] literal
-        raise RemoteError(f"{expected} ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RemoteError(expected)
-    if port == 0:
-        raise RemoteError(f"{expected} (port 0 is no port to connect to)")
-    https = parts.scheme == "https"
-    port = port or (443 if https else 80)
-    path = parts.path.rstrip("/")
-    if not path.endswith(SNAPSHOT_PATH):
-        path += SNAPSHOT_PATH
-    netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    authorization = None
-    if parts.username is not None:  # http://user:password@host:port, as curl takes it
-        user, password = parts.username, parts.password or ""
-        token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
-        authorization = "Basic " + base64.b64encode(token.encode()).decode()
-    shown = urllib.parse.urlunsplit((parts.scheme, f"{netloc}:{port}", path, "", ""))
-    return Target(shown, https, parts.hostname, port, path, authorization)
+        return urlfetch.parse_url(url, "--from", SERVICE, SNAPSHOT_PATH)
+    except urlfetch.FetchError as exc:
+        raise RemoteError(str(exc)) from None
 
 
 def fetch_snapshot(url: str, ca_file: str | None = None, timeout: float = 10.0) -> Snapshot:
     """The snapshot at `url`, or RemoteError; the whole exchange takes at most `timeout` s."""
     target = parse_url(url)
-    context = _tls_context(ca_file) if target.https else None
-    content_type, body = _exchange_within(target, context, timeout)
+    try:
+        context = urlfetch.tls_context(ca_file) if target.https else None
+        content_type, body = urlfetch.fetch(target, context, timeout)
+    except urlfetch.FetchError as exc:
+        raise RemoteError(str(exc)) from None
     kind = content_type.split(";")[0].strip().lower()
     if kind and kind != "application/json":
-        raise RemoteError(f"{target.url} is not an hwinfo daemon (it answered {kind})")
+        raise RemoteError(f"{target.url} is not {SERVICE} (it answered {kind})")
     try:
         document = inputs.parse_json(body, target.url)
     except inputs.InputError as exc:
-        raise RemoteError(f"{target.url} is not an hwinfo daemon "
-                          f"(its answer: {_after(exc, target.url)})") from None
+        raise RemoteError(f"{target.url} is not {SERVICE} "
+                          f"(its answer: {str(exc).removeprefix(target.url).removeprefix(': ')})"
+                          ) from None
     try:
         return snapshot_from_document(document, target.url)
     except SchemaError as exc:
         raise RemoteError(str(exc)) from None
-
-
-def _after(exc: Exception, prefix: str) -> str:
-    return str(exc).removeprefix(prefix).removeprefix(": ")
-
-
-def _tls_context(ca_file: str | None) -> ssl.SSLContext:
-    try:
-        return ssl.create_default_context(cafile=ca_file)
-    except (OSError, ssl.SSLError) as exc:
-        raise RemoteError(f"--ca-file {ca_file}: not a usable CA certificate: {exc}") from None
-
-
-class _Exchange:
-    """One request in a thread of its own, so that the caller's deadline covers every step."""
-
-    def __init__(self, target: Target, context: ssl.SSLContext | None, timeout: float) -> None:
-        self.target, self.context, self.timeout = target, context, timeout
-        self.connection: http.client.HTTPConnection | None = None
-        self.result: tuple[str, bytes] | None = None
-        self.error: RemoteError | None = None
-
-    def run(self) -> None:
-        try:
-            self.result = self._ask()
-        except RemoteError as exc:
-            self.error = exc
-        except ssl.SSLCertVerificationError as exc:
-            self.error = RemoteError(f"{self.target.url}: its certificate is not trusted "
-                                     f"({exc.verify_message}; give its CA with --ca-file)")
-        except ssl.SSLError as exc:
-            self.error = RemoteError(self._tls_problem(exc))
-        except (ConnectionResetError, http.client.BadStatusLine) as exc:  # RemoteDisconnected too
-            self.error = RemoteError(self._broken(exc))
-        except ConnectionRefusedError:
-            self.error = RemoteError(f"{self.target.url}: connection refused "
-                                     "(is hwinfo serve running there?)")
-        except socket.gaierror as exc:
-            self.error = RemoteError(f"{self.target.url}: cannot resolve {self.target.host}: "
-                                     f"{exc.strerror}")
-        except TimeoutError:
-            self.error = RemoteError(f"{self.target.url}: no answer within {self.timeout:g} s")
-        except http.client.HTTPException as exc:
-            self.error = RemoteError(f"{self.target.url} is not an hwinfo daemon (its answer "
-                                     f"is not HTTP: {type(exc).__name__})")
-        except OSError as exc:
-            self.error = RemoteError(f"{self.target.url}: {exc.strerror or exc}")
-        except Exception as exc:  # noqa: BLE001 - a thread's last word: one line, not a traceback
-            self.error = RemoteError(f"{self.target.url}: {type(exc).__name__}: "
-                                     f"{' '.join(str(exc).split())}")
-
-    def _ask(self) -> tuple[str, bytes]:
-        t = self.target
-        if t.https:
-            connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-                t.host, t.port, timeout=self.timeout, context=self.context)
-        else:
-            connection = http.client.HTTPConnection(t.host, t.port, timeout=self.timeout)
-        self.connection = connection
-        headers = {"Accept": "application/json", "User-Agent": "hwinfo"}
-        if t.authorization:
-            headers["Authorization"] = t.authorization
-        try:
-            connection.request("GET", t.path, headers=headers)
-            response = connection.getresponse()
-            body = response.read(MAX_RESPONSE_BYTES + 1)
-        finally:
-            connection.close()
-        if response.status != 200:
-            # Go's servers answer plain HTTP on a TLS port with a 400 that says so; others may
-            # answer a bare 400: a request as plain as ours is only "bad" to a TLS port.
-            if not t.https and response.status == 400 and (
-                _GO_TLS_ANSWER in body.lower() or _answers_tls(t.host, t.port, self.timeout)
-            ):
-                raise RemoteError(self._speaks_tls())
-            raise RemoteError(f"{t.url}: HTTP {response.status} {response.reason}{_said(body)}")
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise RemoteError(f"{t.url}: the answer is larger than "
-                              f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB, the most accepted")
-        return response.getheader("Content-Type", ""), body
-
-    def _speaks_tls(self) -> str:
-        return f"{self.target.url} speaks TLS: use https://"
-
-    def _broken(self, exc: Exception) -> str:
-        """A plain-HTTP exchange the server cut off: a TLS port does that; say so if it is one."""
-        if not self.target.https and _answers_tls(self.target.host, self.target.port, self.timeout):
-            return self._speaks_tls()
-        what = "closed the connection" if isinstance(exc, http.client.RemoteDisconnected) else exc
-        return f"{self.target.url}: {what} without an HTTP answer"
-
-    def _tls_problem(self, exc: ssl.SSLError) -> str:
-        if exc.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"):
-            return f"{self.target.url} does not speak TLS: use http://"
-        return f"{self.target.url}: TLS failed: {exc.reason or exc}"
-
-    def abandon(self) -> None:
-        """Cut a connection still in use (the thread then ends on its own)."""
-        sock = self.connection.sock if self.connection is not None else None
-        if sock is not None:
-            try:
-                # socket.socket's own shutdown: an SSLSocket's would tear down its state
-                # under the thread that is reading.
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _said(body: bytes) -> str:
-    """The reason an hwinfo daemon gives in an error answer ({"error": ...}), if it gives one."""
-    try:
-        document = inputs.parse_json(body, "answer")
-    except inputs.InputError:
-        return ""
-    reason = document.get("error") if isinstance(document, dict) else None
-    return f" ({' '.join(reason.split())[:80]})" if isinstance(reason, str) else ""
-
-
-def _exchange_within(
-    target: Target, context: ssl.SSLContext | None, timeout: float
-) -> tuple[str, bytes]:
-    exchange = _Exchange(target, context, timeout)
-    thread = threading.Thread(target=exchange.run, name="hwinfo-fetch", daemon=True)
-    thread.start()
-    thread.join(timeout)  # interruptible: Ctrl-C ends the wait at once
-    if thread.is_alive():
-        exchange.abandon()
-        raise RemoteError(f"{target.url}: no complete answer within {timeout:g} s")
-    if exchange.error is not None:
-        raise exchange.error
-    assert exchange.result is not None
-    return exchange.result
-
-
-def _answers_tls(host: str, port: int, timeout: float) -> bool:
-    """Whether a TLS handshake with host:port gets TLS back (certificates not checked)."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    try:
-        with (socket.create_connection((host, port), timeout=min(timeout, 3.0)) as raw,
-              context.wrap_socket(raw, server_hostname=host)):
-            return True
-    except ssl.SSLError as exc:
-        # An alert is TLS speaking: e.g. a server that wants a client certificate.
-        return "ALERT" in (exc.reason or "")
-    except OSError:
-        return False
 
 
 class RemoteCollector:

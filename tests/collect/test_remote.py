@@ -15,7 +15,7 @@ import pytest
 from conftest import require_tool
 from health.factories import make_gpu, make_snapshot, make_system
 
-from hwinfo.collect import remote
+from hwinfo import urlfetch
 from hwinfo.collect.remote import RemoteError, fetch_snapshot
 from hwinfo.render.json import render_json
 
@@ -119,7 +119,7 @@ def test_an_unreadable_body_is_one_line(serve: Callable[..., Server], body: byte
 
 
 def test_a_huge_answer_is_cut_at_the_limit(serve: Callable[..., Server]) -> None:
-    size = remote.MAX_RESPONSE_BYTES + 1024
+    size = urlfetch.MAX_RESPONSE_BYTES + 1024
 
     def endless(conn: socket.socket) -> None:
         conn.recv(65536)
