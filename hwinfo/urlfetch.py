@@ -39,7 +39,7 @@ class Target:
     port: int
     path: str
     authorization: str | None
-    service: str  # what should answer there, for errors: "an hwinfo daemon", "Prometheus"
+    service: str  # what should answer there, for errors: "hwinfo serve", "Prometheus"
 
 
 def parse_url(url: str, flag: str, service: str, suffix: str = "") -> Target:
@@ -114,7 +114,7 @@ class _Exchange:
         except TimeoutError:
             self.error = FetchError(f"{self.target.url}: no answer within {self.timeout:g} s")
         except http.client.HTTPException as exc:
-            self.error = FetchError(f"{self.target.url} is not {self.target.service} (its "
+            self.error = FetchError(f"{self.target.url}: not {self.target.service} (its "
                                     f"answer is not HTTP: {type(exc).__name__})")
         except OSError as exc:
             self.error = FetchError(f"{self.target.url}: {exc.strerror or exc}")

@@ -18,7 +18,7 @@ class RemoteError(SetupError):
 def parse_url(url: str) -> urlfetch.Target:
     """The --from URL as a Target; RemoteError (one line) when it is not http(s)://HOST[:PORT]."""
     try:
-        return urlfetch.parse_url(url, "--from", SERVICE, SNAPSHOT_PATH)
+        return urlfetch.parse_url(url, "--from", "hwinfo serve", SNAPSHOT_PATH)
     except urlfetch.FetchError as exc:
         raise RemoteError(str(exc)) from None
 
