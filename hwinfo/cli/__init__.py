@@ -25,6 +25,10 @@ COMMANDS = {
     "serve": ("hwinfo.cli.serve", "serve", "Serve this machine's state as Prometheus metrics."),
     "export": ("hwinfo.cli.serve", "export",
                "Write the metrics once, atomically, for node_exporter's textfile collector."),
+    "usage": ("hwinfo.cli.ledger", "usage",
+              "Who held which GPUs, busy or idle, over a range, with energy and cost (Prometheus)."),
+    "fleet": ("hwinfo.cli.ledger", "fleet",
+              "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
 }
 
 

@@ -1,0 +1,148 @@
+"""`hwinfo usage` and `hwinfo fleet`: the ledger's questions, answered from Prometheus."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from hwinfo.cli.options import Command, Seconds, use_color
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Parsed(click.ParamType):
+    """A value read by one of the ledger's parsers (ledger/units.py), refused in one line."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _prometheus_options(fn: F) -> F:
+    for option in reversed((
+        click.option("--prometheus", "url", metavar="URL", required=True,
+                     help="Prometheus (or Thanos, Mimir, VictoriaMetrics) query API: "
+                          "http[s]://[user:pass@]host:port[/prefix]."),
+        click.option("--ca-file", metavar="FILE", help="CA certificate to trust for an https URL."),
+        click.option("--timeout", type=Seconds(0.1, 600), default=30.0, show_default=True,
+                     help="Seconds each request to Prometheus may take."),
+        click.option("--no-color", is_flag=True, help="No colour in text output."),
+    )):
+        fn = option(fn)
+    return fn
+
+
+def _fail(message: str) -> NoReturn:
+    raise click.ClickException(message)
+
+
+def _connect(url: str, ca_file: str | None, timeout: float) -> Any:
+    from hwinfo.ledger.prometheus import LedgerError, Prometheus
+
+    try:
+        return Prometheus(url, ca_file, timeout)
+    except LedgerError as exc:
+        _fail(str(exc))
+
+
+def _durations(text: str) -> float:
+    from hwinfo.ledger.units import duration_seconds
+
+    return duration_seconds(text)
+
+
+@click.command(cls=Command)
+@_prometheus_options
+@click.option("--since", "since", type=_Parsed("duration", _durations), default="7d",
+              show_default=True, help="How far back from --until: 30s, 12h, 7d, 1h30m.")
+@click.option("--until", "until", default="now", show_default=True,
+              help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
+@click.option("--by", type=click.Choice(["user", "host", "model"]), default="user",
+              show_default=True, help="One row per user, per host or per GPU model.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              show_default=True)
+@click.option("--prices", metavar="FILE", help="YAML of prices per GPU-hour and per kWh: adds a cost.")
+@click.option("--advise", is_flag=True,
+              help="Which users on whole GPUs a smaller MIG profile would do for, and what it frees.")
+def usage(url: str, ca_file: str | None, timeout: float, no_color: bool, since: float,
+          until: str, by: str, fmt: str, prices: str | None, advise: bool) -> None:
+    """Who held which GPUs, busy or idle, over a range, with energy and cost."""
+    from hwinfo import inputs
+    from hwinfo.ledger import render
+    from hwinfo.ledger import usage as ledger_usage
+    from hwinfo.ledger.prices import load_prices
+    from hwinfo.ledger.prometheus import LedgerError
+    from hwinfo.ledger.units import unix_time
+    from hwinfo.render.text.style import Style
+
+    try:
+        end = unix_time(until, time.time())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--until'") from None
+    try:
+        price_list = None if prices is None else load_prices(prices)
+    except inputs.InputError as exc:
+        _fail(f"--prices {exc}")
+    prometheus = _connect(url, ca_file, timeout)
+    try:
+        ledger = ledger_usage.usage(prometheus, end - since, end, by, price_list, advise)
+    except LedgerError as exc:
+        _fail(str(exc))
+    currency = None if price_list is None else price_list.currency
+    if fmt == "json":
+        click.echo(render.usage_json(ledger, currency), nl=False)
+    elif fmt == "csv":
+        click.echo(render.usage_csv(ledger, currency), nl=False)
+    else:
+        click.echo(render.usage_text(ledger, currency, Style(use_color(no_color))), nl=False)
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"{text!r} is not a regular expression: {exc}") from None
+
+
+def _size(text: str) -> int:
+    from hwinfo.ledger.units import size_bytes
+
+    return size_bytes(text)
+
+
+@click.command(cls=Command)
+@_prometheus_options
+@click.option("--need-memory", type=_Parsed("size", _size), metavar="SIZE",
+              help="List only where a job needing this much GPU memory fits now: 40GiB, 512MiB.")
+@click.option("--model", type=_Parsed("regex", _pattern), metavar="REGEX",
+              help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def fleet(url: str, ca_file: str | None, timeout: float, no_color: bool,
+          need_memory: int | None, model: re.Pattern[str] | None, fmt: str) -> None:
+    """Every host's GPUs now: which are free, and where a job of a given size fits."""
+    from hwinfo.ledger import fleet as ledger_fleet
+    from hwinfo.ledger import render
+    from hwinfo.ledger.prometheus import LedgerError
+    from hwinfo.render.text.style import Style
+
+    prometheus = _connect(url, ca_file, timeout)
+    try:
+        answer = ledger_fleet.fleet(prometheus, time.time(), need_memory, model)
+    except LedgerError as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        click.echo(render.fleet_json(answer), nl=False)
+    else:
+        click.echo(render.fleet_text(answer, need_memory, Style(use_color(no_color))), nl=False)

@@ -1,0 +1,248 @@
+"""`hwinfo fleet`: every host's GPUs now, which are free, and where a job of a given size fits.
+
+Free means nobody is on it now: a whole GPU with no process, an existing MIG device with no
+process, or MIG capacity an admin could still carve (a profile with free instances). A host
+whose hwinfo is down or whose GPU data is stale offers nothing: its last values may be old.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
+
+# GPU data older than this is stale: hwinfo samples every 5 s by default, and a stalled NVML
+# call keeps the last values in place.
+STALE_AFTER_SECONDS = 60.0
+# A host that went silent within this window is listed as down; before it, it is forgotten.
+FORGET_AFTER = "1h"
+
+_SERIES = (
+    "hwinfo_gpu_info", "hwinfo_gpu_memory_total_bytes", "hwinfo_gpu_memory_used_bytes",
+    "hwinfo_gpu_processes", "hwinfo_gpu_mig_enabled", "hwinfo_gpu_lost",
+    "hwinfo_gpu_user_memory_used_bytes", "hwinfo_mig_device_info", "hwinfo_mig_device_processes",
+    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_gpu_instance_memory_total_bytes",
+    "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
+)
+_NOW = '{__name__=~"' + "|".join(_SERIES) + '"}'
+_HOSTS = f"""
+label_replace(last_over_time(hwinfo_gpus[{FORGET_AFTER}]), "measure", "seen", "", "")
+or label_replace(up and on(job, instance) hwinfo_gpus, "measure", "up", "", "")
+or label_replace(hwinfo_collection_stalled{{source="gpu"}}, "measure", "stalled", "", "")
+or label_replace(time() - hwinfo_last_success_timestamp_seconds{{source="gpu"}},
+                 "measure", "age", "", "")
+"""
+
+
+@dataclass
+class MigDevice:
+    gpu_instance_id: str
+    compute_instance_id: str
+    profile: str
+    mig_uuid: str
+    memory_total_bytes: float | None = None
+    processes: float | None = None
+    holders: dict[str, float] = field(default_factory=dict)  # user -> bytes
+
+    @property
+    def free(self) -> bool:
+        return self.processes == 0
+
+
+@dataclass
+class Profile:
+    """MIG capacity not carved yet: instances of this profile that could still be created."""
+
+    name: str
+    free_instances: float
+    memory_bytes: float | None = None
+
+
+@dataclass
+class Gpu:
+    index: str
+    uuid: str
+    model: str = ""
+    memory_total_bytes: float | None = None
+    memory_used_bytes: float | None = None
+    processes: float | None = None
+    mig_enabled: bool = False
+    lost: bool = False
+    holders: dict[str, float] = field(default_factory=dict)
+    mig_devices: list[MigDevice] = field(default_factory=list)
+    profiles: list[Profile] = field(default_factory=list)
+
+    @property
+    def free(self) -> bool:
+        """Whole and unused: not in MIG mode, not lost, no process (known to be none)."""
+        return not self.mig_enabled and not self.lost and self.processes == 0
+
+
+@dataclass
+class Host:
+    job: str
+    instance: str
+    state: str = "down"  # up, stale (GPU data too old or NVML stalled), down
+    gpu_data_age_seconds: float | None = None
+    gpus: list[Gpu] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A place where a job of the asked size can run now."""
+
+    kind: str  # gpu (a free whole GPU), mig_device (an idle one), mig_profile (to be created)
+    instance: str
+    gpu: str
+    uuid: str
+    model: str
+    memory_bytes: float
+    profile: str | None = None
+    mig_uuid: str | None = None
+
+
+@dataclass
+class Fleet:
+    at: float
+    hosts: list[Host]
+    fits: list[Fit] | None = None  # with a needed size only
+
+
+def fleet(prometheus: Prometheus, at: float, need_memory: int | None = None,
+          model: re.Pattern[str] | None = None) -> Fleet:
+    hosts = _hosts(prometheus.query(_HOSTS, at))
+    if not hosts:
+        raise LedgerError(f"{prometheus.url} has no hwinfo series in the last {FORGET_AFTER}: "
+                          "is it scraping hwinfo serve?")
+    _fill(hosts, prometheus.query(_NOW, at))
+    for host in hosts.values():
+        host.gpus.sort(key=lambda g: (len(g.index), g.index))
+        if model is not None:
+            host.gpus = [g for g in host.gpus if model.search(g.model)]
+    listed = [h for h in sorted(hosts.values(), key=lambda h: h.instance)
+              if model is None or h.gpus]
+    result = Fleet(at, listed)
+    if need_memory is not None:
+        result.fits = sorted(_fits(listed, need_memory),
+                             key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
+                                            len(f.gpu), f.gpu))
+    return result
+
+
+def _hosts(samples: list[Sample]) -> dict[tuple[str, str], Host]:
+    hosts: dict[tuple[str, str], Host] = {}
+    measures: dict[tuple[str, str], dict[str, float]] = {}
+    for s in samples:
+        key = (s.labels.get("job", ""), s.labels.get("instance", ""))
+        measures.setdefault(key, {})[s.labels.get("measure", "")] = s.value
+    for key, seen in measures.items():
+        if "seen" not in seen:
+            continue
+        host = hosts[key] = Host(*key)
+        host.gpu_data_age_seconds = seen.get("age")
+        if seen.get("up") != 1:
+            host.state = "down"
+        elif seen.get("stalled") == 1 or host.gpu_data_age_seconds is None \
+                or host.gpu_data_age_seconds > STALE_AFTER_SECONDS:
+            host.state = "stale"
+        else:
+            host.state = "up"
+    return hosts
+
+
+def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
+    gpus: dict[tuple[str, str, str], Gpu] = {}
+    devices: dict[tuple[str, str, str, str, str], MigDevice] = {}
+    later: list[Sample] = []
+    for s in samples:
+        labels = s.labels
+        host = hosts.get((labels.get("job", ""), labels.get("instance", "")))
+        if host is None or "gpu" not in labels:
+            continue
+        gkey = (host.job, host.instance, labels["gpu"])
+        gpu = gpus.get(gkey)
+        if gpu is None:
+            gpu = gpus[gkey] = Gpu(labels["gpu"], labels.get("uuid", ""))
+            host.gpus.append(gpu)
+        name = labels.get("__name__", "")
+        if name == "hwinfo_mig_device_info":
+            dkey = (*gkey, labels.get("gpu_instance_id", ""), labels.get("compute_instance_id", ""))
+            devices[dkey] = MigDevice(dkey[3], dkey[4], labels.get("profile", ""),
+                                      labels.get("mig_uuid", ""))
+            gpu.mig_devices.append(devices[dkey])
+        else:
+            _gpu_fact(gpu, name, labels, s.value)
+            later.append(s)
+    for s in later:  # facts of MIG devices, now that every device is known
+        labels = s.labels
+        gkey = (labels.get("job", ""), labels.get("instance", ""), labels["gpu"])
+        for device in _devices_of(devices, gkey, labels):
+            name = s.labels.get("__name__", "")
+            if name == "hwinfo_mig_device_processes":
+                device.processes = s.value
+            elif name == "hwinfo_mig_device_user_memory_used_bytes":
+                device.holders[labels.get("user", "")] = s.value
+            elif name == "hwinfo_mig_gpu_instance_memory_total_bytes":
+                device.memory_total_bytes = s.value
+
+
+def _devices_of(devices: dict[tuple[str, str, str, str, str], MigDevice],
+                gkey: tuple[str, str, str], labels: dict[str, str]) -> Iterator[MigDevice]:
+    """The MIG devices a series is about: one, or every compute instance of a GPU instance."""
+    gi, ci = labels.get("gpu_instance_id"), labels.get("compute_instance_id")
+    if gi is None:
+        return
+    if ci is not None:
+        if (device := devices.get((*gkey, gi, ci))) is not None:
+            yield device
+        return
+    yield from (d for k, d in devices.items() if k[:4] == (*gkey, gi))
+
+
+def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None:
+    if name == "hwinfo_gpu_info":
+        gpu.model = labels.get("name", "")
+    elif name == "hwinfo_gpu_memory_total_bytes":
+        gpu.memory_total_bytes = value
+    elif name == "hwinfo_gpu_memory_used_bytes":
+        gpu.memory_used_bytes = value
+    elif name == "hwinfo_gpu_processes":
+        gpu.processes = value
+    elif name == "hwinfo_gpu_mig_enabled":
+        gpu.mig_enabled = value == 1
+    elif name == "hwinfo_gpu_lost":
+        gpu.lost = value == 1
+    elif name == "hwinfo_gpu_user_memory_used_bytes":
+        gpu.holders[labels.get("user", "")] = value
+    elif name in ("hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"):
+        profile = next((p for p in gpu.profiles if p.name == labels.get("profile")), None)
+        if profile is None:
+            profile = Profile(labels.get("profile", ""), 0)
+            gpu.profiles.append(profile)
+        if name == "hwinfo_mig_profile_free_instances":
+            profile.free_instances = value
+        else:
+            profile.memory_bytes = value
+
+
+def _fits(hosts: list[Host], need: int) -> Iterator[Fit]:
+    for host in hosts:
+        if host.state != "up":
+            continue
+        for gpu in host.gpus:
+            if gpu.lost:
+                continue
+            where = (host.instance, gpu.index, gpu.uuid, gpu.model)
+            if gpu.free and (gpu.memory_total_bytes or 0) >= need:
+                yield Fit("gpu", *where, gpu.memory_total_bytes or 0)
+            if not gpu.mig_enabled:
+                continue
+            for device in gpu.mig_devices:
+                if device.free and (device.memory_total_bytes or 0) >= need:
+                    yield Fit("mig_device", *where, device.memory_total_bytes or 0,
+                              device.profile, device.mig_uuid)
+            for profile in gpu.profiles:
+                if profile.free_instances > 0 and (profile.memory_bytes or 0) >= need:
+                    yield Fit("mig_profile", *where, profile.memory_bytes or 0, profile.name)

@@ -1,0 +1,116 @@
+"""Prometheus's HTTP API, as the ledger asks it: instant queries and the loaded rules.
+
+Whatever answers at the URL is hostile until proven otherwise (urlfetch): one deadline per
+request, a size limit, and one line for every way it can go wrong, including an answer that
+is not Prometheus's JSON (an HTML login page, a proxy's error).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hwinfo import inputs, urlfetch
+
+SERVICE = "Prometheus"
+
+
+class LedgerError(Exception):
+    """The ledger cannot answer; str() is one line for a person."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One series of an instant vector: its labels and its value."""
+
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    name: str
+    interval_seconds: float
+    records: frozenset[str]  # the names its recording rules write
+
+
+class Prometheus:
+    """A Prometheus (or a server with its query API) at `url`: http(s)://[user:pass@]host:port[/prefix]."""
+
+    def __init__(self, url: str, ca_file: str | None = None, timeout: float = 10.0) -> None:
+        try:
+            self.target = urlfetch.parse_url(url, "--prometheus", SERVICE)
+            self.context = urlfetch.tls_context(ca_file) if self.target.https else None
+        except urlfetch.FetchError as exc:
+            raise LedgerError(str(exc)) from None
+        self.timeout = timeout
+        self.base = self.target.path
+
+    @property
+    def url(self) -> str:
+        return self.target.url
+
+    def _get(self, path: str, params: dict[str, str] | None = None, post: bool = False) -> Any:
+        """The `data` of a successful API answer."""
+        target = dataclasses.replace(self.target, path=self.base + path)
+        encoded = urllib.parse.urlencode(params or {})
+        try:
+            content_type, body = urlfetch.fetch(
+                target, self.context, self.timeout,
+                query="" if post else encoded, form=encoded.encode() if post else None)
+        except urlfetch.FetchError as exc:
+            raise LedgerError(str(exc)) from None
+        kind = content_type.split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise LedgerError(f"{target.url}: not {SERVICE}'s API (it answered {kind or 'no type'})")
+        try:
+            document = inputs.parse_json(body, target.url)
+        except inputs.InputError as exc:
+            raise LedgerError(f"{target.url}: not {SERVICE}'s API "
+                              f"({str(exc).removeprefix(target.url).removeprefix(': ')})") from None
+        if not isinstance(document, dict) or document.get("status") != "success":
+            error = document.get("error") if isinstance(document, dict) else None
+            said = " ".join(error.split())[:200] if isinstance(error, str) else "no status"
+            raise LedgerError(f"{target.url}: {said}")
+        return document.get("data")
+
+    def query(self, expr: str, at: float) -> list[Sample]:
+        """An instant query at Unix time `at`; its vector (NaN and infinite values dropped)."""
+        data = self._get("/api/v1/query", {"query": expr, "time": f"{at:.3f}"}, post=True)
+        if not isinstance(data, dict) or data.get("resultType") != "vector":
+            raise LedgerError(f"{self.url}: the answer to a query is not a vector")
+        return list(_samples(data.get("result"), self.url))
+
+    def rule_groups(self) -> list[RuleGroup]:
+        """The recording-rule groups Prometheus has loaded."""
+        data = self._get("/api/v1/rules", {"type": "record"})
+        groups = data.get("groups") if isinstance(data, dict) else None
+        if not isinstance(groups, list):
+            raise LedgerError(f"{self.url}: the answer about rules has no groups")
+        found = []
+        for group in groups:
+            if not isinstance(group, dict):
+                continue
+            interval = group.get("interval")
+            records = frozenset(rule.get("name") for rule in group.get("rules") or ()
+                                if isinstance(rule, dict) and isinstance(rule.get("name"), str))
+            if isinstance(interval, (int, float)) and math.isfinite(interval) and interval > 0:
+                found.append(RuleGroup(str(group.get("name")), float(interval), records))
+        return found
+
+
+def _samples(result: object, url: str) -> Iterator[Sample]:
+    if not isinstance(result, list):
+        raise LedgerError(f"{url}: the answer to a query has no result list")
+    for series in result:
+        try:
+            labels, (_, text) = series["metric"], series["value"]
+            value = float(text)
+        except (KeyError, TypeError, ValueError):
+            raise LedgerError(f"{url}: a series of the answer is malformed") from None
+        if isinstance(labels, dict) and math.isfinite(value):
+            yield Sample({str(k): str(v) for k, v in labels.items()}, value)

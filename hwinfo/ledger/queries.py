@@ -1,0 +1,87 @@
+"""The PromQL the ledger sends, in one place: what each figure is made of.
+
+Several measures travel in one query, each tagged with a `measure` label by label_replace
+and joined with `or`: one round trip, and Prometheus evaluates them side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+HELD_RECORD = "hwinfo:ledger_held:share"
+GPU_KEY = "job, instance, gpu, uuid"
+
+# Shares recorded by prometheus/hwinfo-ledger.yml, summed over a range and times the group's
+# interval: GPU-seconds (power: joules).
+SHARE_RECORDS = {
+    "held": HELD_RECORD,
+    "busy": "hwinfo:ledger_busy:share",
+    "idle": "hwinfo:ledger_idle:share",
+    "unknown": "hwinfo:ledger_unknown:share",
+    "utilization": "hwinfo:ledger_utilization:share",
+    "energy": "hwinfo:ledger_power:watts",
+}
+# Counters of processes that started and ended between two samples (NVML accounting).
+ACCOUNTED_COUNTERS = {
+    "accounted": "hwinfo_gpu_user_accounted_seconds_total",
+    "accounted_utilization": "hwinfo_gpu_user_accounted_busy_seconds_total",
+}
+
+
+def tagged(measure: str, expr: str) -> str:
+    return f'label_replace({expr}, "measure", "{measure}", "", "")'
+
+
+def union(measures: Mapping[str, str]) -> str:
+    return "\nor\n".join(tagged(name, expr) for name, expr in measures.items())
+
+
+def models(window: str) -> str:
+    """Each GPU seen in the window, with its model as a `model` label, value 1."""
+    return (f"group by ({GPU_KEY}, model) (label_replace("
+            f'last_over_time(hwinfo_gpu_info[{window}]), "model", "$1", "name", "(.*)"))')
+
+
+def with_model(expr: str, window: str) -> str:
+    """Per-GPU series given their GPU's model label."""
+    return f"({expr}) * on({GPU_KEY}) group_left(model) {models(window)}"
+
+
+def by_model(aggregation: str, keys: str, expr: str, window: str) -> str:
+    """`expr`, a per-GPU vector, aggregated by `keys`, which may name the model."""
+    return f"{aggregation} by ({keys}) ({with_model(expr, window)})"
+
+
+def whole_gpus(window: str) -> str:
+    """GPUs never in MIG mode during the window."""
+    return f"({models(window)} unless on({GPU_KEY}) (max_over_time(hwinfo_gpu_mig_enabled[{window}]) == 1))"
+
+
+def usage(by: str, window: str) -> str:
+    """Every figure of `hwinfo usage`, summed by `by` and the model."""
+    keys = by if by == "model" else f"{by}, model"
+    measures = {name: f"sum by ({keys}) (sum_over_time({record}[{window}]))"
+                for name, record in SHARE_RECORDS.items()}
+    measures |= {name: by_model("sum", keys, f"increase({counter}[{window}])", window)
+                 for name, counter in ACCOUNTED_COUNTERS.items()}
+    measures["peak_memory"] = by_model(
+        "max", keys, f"max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}])", window)
+    measures["gpus"] = f"count({models(window)})"
+    return union(measures)
+
+
+def advice(window: str) -> str:
+    """What --advise weighs: each user's time, activity and peak memory on whole GPUs, per
+    model, and the MIG profiles each model offers (where some GPU of it exports them)."""
+    whole = 'gpu_instance_id=""'
+    return union({
+        "whole_held": f"sum by (user, model) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
+        "whole_utilization": "sum by (user, model) (sum_over_time("
+                             f"{SHARE_RECORDS['utilization']}{{{whole}}}[{window}]))",
+        "whole_peak_memory": "max by (user, model) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
+                             f"[{window}]) * on({GPU_KEY}) group_left(model) {whole_gpus(window)})",
+        "profile_memory": by_model("max", "model, profile",
+                                   f"last_over_time(hwinfo_mig_profile_memory_bytes[{window}])", window),
+        "profile_share": by_model("max", "model, profile",
+                                  f"last_over_time(hwinfo_mig_profile_gpu_share_ratio[{window}])", window),
+    })

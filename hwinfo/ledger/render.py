@@ -1,0 +1,194 @@
+"""The ledger's answers as text for people, JSON and CSV for scripts.
+
+JSON and CSV carry base units (seconds, bytes, joules) under the names the README lists;
+text shows hours, GiB and kWh. A figure not available is null in JSON, empty in CSV and
+"n/a" in text, never 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from typing import Any
+
+from hwinfo.ledger.fleet import Fleet, Gpu
+from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
+from hwinfo.render.text.layout import Section
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import percent, size
+
+NA = "n/a"
+TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
+_USAGE_FIELDS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
+                 "unknown_gpu_seconds", "accounted_gpu_seconds", "mean_utilization_ratio",
+                 "peak_memory_bytes", "energy_joules")
+
+
+def _when(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _usage_record(row: Usage, with_cost: bool) -> dict[str, Any]:
+    record = {name: getattr(row, name) for name in _USAGE_FIELDS}
+    if with_cost:
+        record["cost"] = row.cost
+    return record
+
+
+def usage_json(ledger: Ledger, currency: str | None) -> str:
+    with_cost = currency is not None
+    document: dict[str, Any] = {
+        "since": ledger.since, "until": ledger.until, "by": ledger.by,
+        "rule_interval_seconds": ledger.interval_seconds,
+        "rows": [{ledger.by: row.key, **_usage_record(row, with_cost)} for row in ledger.rows],
+        "totals": _usage_record(ledger.total, with_cost),
+    }
+    if with_cost:
+        document["currency"] = currency
+    if ledger.advice is not None:
+        document["advice"] = [a.__dict__ for a in ledger.advice]
+    document["notes"] = ledger.notes
+    return json.dumps(document, indent=2) + "\n"
+
+
+def usage_csv(ledger: Ledger, currency: str | None) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = [ledger.by, *_USAGE_FIELDS, *(["cost"] if currency is not None else [])]
+    writer.writerow(header)
+    for row in [*ledger.rows, ledger.total]:
+        record = _usage_record(row, currency is not None)
+        writer.writerow([TOTAL if row is ledger.total else row.key,
+                         *("" if record[k] is None else f"{record[k]:.6g}" for k in header[1:])])
+    return out.getvalue()
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f}"
+
+
+def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
+    span = ledger.until - ledger.since
+    section = Section(f"GPU usage by {ledger.by}, {_when(ledger.since)} to {_when(ledger.until)}",
+                      style)
+    section.line(f"GPU-hours: hours of one whole GPU (a 3g.40gb of an A100 held an hour is "
+                 f"0.43); rules every {ledger.interval_seconds:g} s, range {span / 3600:.1f} h")
+    header = [ledger.by.upper(), "HELD", "BUSY", "IDLE", "UNKNOWN", "UTIL", "PEAK MEM", "kWh"]
+    if currency is not None:
+        header.append(f"COST {currency}".strip())
+    rows = []
+    for row in [*ledger.rows, ledger.total]:
+        cells = [TOTAL if row is ledger.total else row.key, _hours(row.held_gpu_seconds),
+                 _hours(row.busy_gpu_seconds), _hours(row.idle_held_gpu_seconds),
+                 _hours(row.unknown_gpu_seconds),
+                 NA if row.mean_utilization_ratio is None else percent(row.mean_utilization_ratio),
+                 NA if row.peak_memory_bytes is None else size(row.peak_memory_bytes),
+                 f"{row.energy_joules / JOULES_PER_KWH:.1f}"]
+        if currency is not None:
+            cells.append(NA if row.cost is None else f"{row.cost:.2f}")
+        rows.append(cells)
+    section.table(header, rows, right=[False] + [True] * (len(header) - 1))
+    if any(row.accounted_gpu_seconds for row in ledger.rows):
+        section.line("HELD includes short jobs NVML accounting saw between samples "
+                     f"({_hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE")
+    if ledger.advice is not None:
+        _advice_lines(section, ledger)
+    for note in ledger.notes:
+        section.line(f"note: {note}")
+    return section.render() + "\n"
+
+
+def _advice_lines(section: Section, ledger: Ledger) -> None:
+    section.line("")
+    section.line(section.style.heading("Advice"), indent=0)
+    for a in ledger.advice or ():
+        peak = NA if a.peak_memory_bytes is None else size(a.peak_memory_bytes)
+        mean = NA if a.mean_utilization_ratio is None else percent(a.mean_utilization_ratio)
+        what = (f"{a.profile} would do: frees {_hours(a.freed_gpu_seconds)} GPU-hours"
+                if a.profile else "no smaller MIG profile holds this")
+        section.line(f"{a.user} on {a.model}: {_hours(a.held_gpu_seconds)} GPU-hours on whole "
+                     f"GPUs, peak {peak}, mean {mean}: {what}")
+    idle = [row for row in ledger.rows if row.idle_held_gpu_seconds > 0]
+    if idle and ledger.by == "user":
+        wasted = ", ".join(f"{row.key} {_hours(row.idle_held_gpu_seconds)}"
+                           for row in sorted(idle, key=lambda r: -r.idle_held_gpu_seconds))
+        section.line(f"GPU-hours held idle (wasted): {wasted}")
+
+
+def _gpu_record(gpu: Gpu) -> dict[str, Any]:
+    return {
+        "index": gpu.index, "uuid": gpu.uuid, "model": gpu.model,
+        "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
+        "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
+        "free": gpu.free,
+        "holders": [{"user": u, "memory_used_bytes": b} for u, b in sorted(gpu.holders.items())],
+        "mig_devices": [{**d.__dict__, "free": d.free,
+                         "holders": [{"user": u, "memory_used_bytes": b}
+                                     for u, b in sorted(d.holders.items())]}
+                        for d in gpu.mig_devices],
+        "mig_profiles_free": [p.__dict__ for p in gpu.profiles if p.free_instances > 0],
+    }
+
+
+def fleet_json(fleet: Fleet) -> str:
+    document: dict[str, Any] = {
+        "time": fleet.at,
+        "hosts": [{"job": h.job, "instance": h.instance, "state": h.state,
+                   "gpu_data_age_seconds": h.gpu_data_age_seconds,
+                   "gpus": [_gpu_record(g) for g in h.gpus]} for h in fleet.hosts],
+    }
+    if fleet.fits is not None:
+        document["fits"] = [f.__dict__ for f in fleet.fits]
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _holders(holders: dict[str, float]) -> str:
+    return ", ".join(f"{u} {size(b)}" for u, b in sorted(holders.items(), key=lambda kv: -kv[1]))
+
+
+def _gpu_state(gpu: Gpu, host_state: str) -> str:
+    if host_state != "up":
+        return host_state
+    if gpu.lost:
+        return "lost"
+    if gpu.mig_enabled:
+        idle = sum(d.free for d in gpu.mig_devices)
+        return f"MIG {len(gpu.mig_devices) - idle}/{len(gpu.mig_devices)} used"
+    if gpu.processes is None:
+        return NA
+    return "free" if gpu.free else "held"
+
+
+def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
+    section = Section(f"Fleet at {_when(fleet.at)}", style)
+    rows = []
+    for host in fleet.hosts:
+        if host.state != "up":
+            age = host.gpu_data_age_seconds
+            rows.append([host.instance, "", "", "", host.state + (
+                f" (GPU data {age:.0f} s old)" if age is not None and host.state == "stale" else ""),
+                ""])
+        for gpu in host.gpus:
+            memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
+            carve = ", ".join(f"{p.name}×{p.free_instances:g}" for p in gpu.profiles
+                              if p.free_instances > 0)
+            who = _holders(gpu.holders) + (f"; can create {carve}" if carve else "")
+            rows.append([host.instance, gpu.index, gpu.model, memory,
+                         _gpu_state(gpu, host.state), who])
+    section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], rows,
+                  right=[False, True, False, True, False, False])
+    if fleet.fits is not None and need_memory is not None:
+        section.line("")
+        section.line(style.heading(f"Where {size(need_memory)} fits now, best fit first"), indent=0)
+        if not fleet.fits:
+            section.line("nowhere: no free GPU, idle MIG device or MIG capacity that large")
+        fit_rows = [[f.instance, f.gpu, f.model, {"gpu": "whole GPU", "mig_device": "MIG device",
+                                                   "mig_profile": "create MIG"}[f.kind],
+                     f.profile or "", size(f.memory_bytes), f.mig_uuid or f.uuid]
+                    for f in fleet.fits]
+        if fit_rows:
+            section.table(["HOST", "GPU", "MODEL", "KIND", "PROFILE", "MEMORY", "UUID"], fit_rows,
+                          right=[False, True, False, False, False, True, False])
+    return section.render() + "\n"

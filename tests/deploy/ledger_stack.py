@@ -1,0 +1,64 @@
+"""A lab whose truth is known, for the ledger's end-to-end tests: simulated hosts written here,
+real `hwinfo serve` daemons, and a real Prometheus evaluating the shipped ledger rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.deploy.artifacts import REPO
+from tests.deploy.prometheus_stack import Stack, prometheus_scraping
+from tests.exporter.serving import Daemon, serving
+
+LEDGER_RULES = REPO / "prometheus" / "hwinfo-ledger.yml"
+A100 = "A100-SXM4-80GB"
+
+
+def _process(pid: int, user: str, mib: int) -> dict[str, Any]:
+    return {"pid": pid, "used_memory_mib": mib, "user": user, "command": "python train.py"}
+
+
+# "busy": alice trains on all 8 GPUs. "idle": erin holds GPU 0 and does nothing; GPU 1 is free.
+LAB = {
+    "busy": {"format": 1, "description": "alice on 8 busy GPUs", "gpus": [
+        {"board": A100, "utilization_gpu_percent": 90, "power_draw_w": 300,
+         "processes": [_process(1000 + i, "alice", 40000)]} for i in range(8)]},
+    "idle": {"format": 1, "description": "erin holds an idle GPU; a free one beside it", "gpus": [
+        {"board": A100, "utilization_gpu_percent": 0, "power_draw_w": 60,
+         "processes": [_process(2000, "erin", 9000)]},
+        {"board": A100, "utilization_gpu_percent": 0, "power_draw_w": 50, "processes": []}]},
+}
+
+
+def rules_every_second(workdir: Path, **replace: str) -> Path:
+    """The shipped ledger rules, evaluated every second (and any other text replaced)."""
+    text = LEDGER_RULES.read_text()
+    text, count = re.subn(r"interval: 1m\b", "interval: 1s", text)
+    assert count == 1, "the ledger group's interval is no longer `interval: 1m`"
+    for old, new in replace.items():
+        assert old in text, f"{old!r} is not in {LEDGER_RULES}"
+        text = text.replace(old, new)
+    path = workdir / "hwinfo-ledger.yml"
+    path.write_text(text)
+    return path
+
+
+@contextmanager
+def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB
+        ) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
+    """One `hwinfo serve` per host and a Prometheus with the ledger rules, scraped enough."""
+    with ExitStack() as running:
+        daemons = {}
+        for name, scenario in hosts.items():
+            path = workdir / f"{name}.json"
+            path.write_text(json.dumps(scenario))
+            daemons[name] = running.enter_context(
+                serving("--simulate", str(path), "--interval", "0.5"))
+        stack = running.enter_context(prometheus_scraping(
+            list(daemons.values()), workdir / "prometheus", rule_files=[rules_every_second(workdir)]))
+        stack.wait_until_scraped()
+        yield stack, daemons
