@@ -156,9 +156,10 @@ def silent_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{server.getsockname()[1]}"
 
 
-@pytest.mark.parametrize("command", ["report", "check"])
-def test_signal_ends_a_from_fetch(silent_server: str, command: str) -> None:
-    result, took = interrupt([command, "--from", silent_server], signal.SIGTERM)
+@pytest.mark.parametrize(("command", "flag"), [("report", "--from"), ("check", "--from"),
+                                               ("usage", "--prometheus"), ("fleet", "--prometheus")])
+def test_signal_ends_a_fetch(silent_server: str, command: str, flag: str) -> None:
+    result, took = interrupt([command, flag, silent_server], signal.SIGTERM)
     assert took < ENDS_WITHIN
     assert result.returncode == (3 if command == "check" else 143)
     assert "Traceback" not in result.stderr

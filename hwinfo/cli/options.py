@@ -81,7 +81,7 @@ def refuse_bad_combinations(ctx: click.Context) -> None:
             raise click.UsageError(
                 f"{_label(ctx, first)} cannot be used with {_label(ctx, second)}", ctx)
     for option, needs in REQUIRES:
-        if _given(ctx, option) and not _given(ctx, needs):
+        if needs in ctx.params and _given(ctx, option) and not _given(ctx, needs):
             raise click.UsageError(f"{_label(ctx, option)} needs {_label(ctx, needs)}", ctx)
 
 

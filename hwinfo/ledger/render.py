@@ -17,7 +17,7 @@ from hwinfo.ledger.fleet import Fleet, Gpu
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import percent, size
+from hwinfo.render.units import duration, percent, size
 
 NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
@@ -61,8 +61,15 @@ def usage_csv(ledger: Ledger, currency: str | None) -> str:
     for row in [*ledger.rows, ledger.total]:
         record = _usage_record(row, currency is not None)
         writer.writerow([TOTAL if row is ledger.total else row.key,
-                         *("" if record[k] is None else f"{record[k]:.6g}" for k in header[1:])])
+                         *(_number(record[k]) for k in header[1:])])
     return out.getvalue()
+
+
+def _number(value: float | None) -> str:
+    """A CSV cell: whole numbers (bytes) whole, others to a millionth, nothing for n/a."""
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0")
 
 
 def _hours(seconds: float) -> str:
@@ -74,7 +81,7 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     section = Section(f"GPU usage by {ledger.by}, {_when(ledger.since)} to {_when(ledger.until)}",
                       style)
     section.line(f"GPU-hours: hours of one whole GPU (a 3g.40gb of an A100 held an hour is "
-                 f"0.43); rules every {ledger.interval_seconds:g} s, range {span / 3600:.1f} h")
+                 f"0.43); range {duration(span)}, rules every {ledger.interval_seconds:g} s")
     header = [ledger.by.upper(), "HELD", "BUSY", "IDLE", "UNKNOWN", "UTIL", "PEAK MEM", "kWh"]
     if currency is not None:
         header.append(f"COST {currency}".strip())

@@ -23,6 +23,8 @@ def _process(pid: int, user: str, mib: int) -> dict[str, Any]:
 
 
 # "busy": alice trains on all 8 GPUs. "idle": erin holds GPU 0 and does nothing; GPU 1 is free.
+# "mig": carol on a 3g.40gb (3/7 of the GPU; an A100 has no activity signal per MIG device),
+# an idle 1g.10gb beside it, and room for more.
 LAB = {
     "busy": {"format": 1, "description": "alice on 8 busy GPUs", "gpus": [
         {"board": A100, "utilization_gpu_percent": 90, "power_draw_w": 300,
@@ -31,6 +33,12 @@ LAB = {
         {"board": A100, "utilization_gpu_percent": 0, "power_draw_w": 60,
          "processes": [_process(2000, "erin", 9000)]},
         {"board": A100, "utilization_gpu_percent": 0, "power_draw_w": 50, "processes": []}]},
+    "mig": {"format": 1, "description": "carol on a 3g.40gb, an idle 1g.10gb", "gpus": [
+        {"board": A100, "power_draw_w": 140,
+         "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "start": 4, "id": 2},
+                                                    {"profile": "1g.10gb", "start": 0, "id": 9}]},
+         "processes": [{**_process(3000, "carol", 20000), "gpu_instance_id": 2,
+                        "compute_instance_id": 0}]}]},
 }
 
 

@@ -157,7 +157,7 @@ def prometheus_scraping(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    stack = Stack(urls[0], f"http://127.0.0.1:{port}", len(urls), log, proc)
+    stack = Stack(urls[0] if urls else "", f"http://127.0.0.1:{port}", len(urls), log, proc)
     try:
         yield stack
     except BaseException:

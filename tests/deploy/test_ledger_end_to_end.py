@@ -17,7 +17,7 @@ import pytest
 from tests.deploy.ledger_stack import LAB, lab
 from tests.deploy.prometheus_stack import Stack, wait_for
 
-RULE_SAMPLES = 8  # evaluations of the ledger rules before the commands are asked
+RULE_SAMPLES = 10  # evaluations of the ledger rules before the commands are asked
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +42,16 @@ def answer(*args: str) -> Any:
 def test_usage_apportions_held_time_between_users(stack: Stack) -> None:
     document = answer("usage", "--prometheus", stack.prometheus, "--since", "1m")
     rows = {row["user"]: row for row in document["rows"]}
-    assert set(rows) == {"alice", "erin"}
-    alice, erin = rows["alice"], rows["erin"]
-    # alice holds 8 GPUs for as long as erin holds 1: 8 times her GPU-seconds, give or take
-    # the evaluation in which one host was scraped and the other not yet.
-    assert 7 <= alice["held_gpu_seconds"] / erin["held_gpu_seconds"] <= 9
+    assert [row["user"] for row in document["rows"]] == ["alice", "erin", "carol"]
+    alice, erin, carol = rows["alice"], rows["erin"], rows["carol"]
+    # alice holds 8 GPUs for as long as erin holds 1 and carol 3/7 of one, give or take the
+    # evaluations in which one host was scraped and another not yet.
+    assert alice["held_gpu_seconds"] / erin["held_gpu_seconds"] == pytest.approx(8, rel=0.15)
+    assert carol["held_gpu_seconds"] / erin["held_gpu_seconds"] == pytest.approx(3 / 7, rel=0.15)
+    # An A100's MIG device has no activity signal: carol's time is unknown, never idle.
+    assert carol["unknown_gpu_seconds"] == carol["held_gpu_seconds"]
+    assert carol["idle_held_gpu_seconds"] == carol["busy_gpu_seconds"] == 0
+    assert carol["mean_utilization_ratio"] is None
     assert alice["idle_held_gpu_seconds"] == 0 and alice["busy_gpu_seconds"] > 0
     assert erin["busy_gpu_seconds"] == 0 and erin["idle_held_gpu_seconds"] > 0
     assert erin["idle_held_gpu_seconds"] == erin["held_gpu_seconds"]
@@ -56,14 +61,13 @@ def test_usage_apportions_held_time_between_users(stack: Stack) -> None:
     # alice's GPUs draw 300 W each: energy is power x held time.
     assert alice["energy_joules"] == pytest.approx(300 * alice["held_gpu_seconds"])
     totals = document["totals"]
-    assert totals["held_gpu_seconds"] == pytest.approx(
-        alice["held_gpu_seconds"] + erin["held_gpu_seconds"])
+    assert totals["held_gpu_seconds"] == pytest.approx(sum(r["held_gpu_seconds"] for r in rows.values()))
     assert "cost" not in totals
 
 
 def test_usage_by_host_and_model(stack: Stack) -> None:
     by_host = answer("usage", "--prometheus", stack.prometheus, "--since", "1m", "--by", "host")
-    assert len(by_host["rows"]) == 2 and all(row["host"] for row in by_host["rows"])
+    assert len(by_host["rows"]) == 3 and all(row["host"] for row in by_host["rows"])
     by_model = answer("usage", "--prometheus", stack.prometheus, "--since", "1m", "--by", "model")
     assert [row["model"] for row in by_model["rows"]] == ["NVIDIA A100-SXM4-80GB"]
 
@@ -77,9 +81,14 @@ def test_usage_costs_and_advice(stack: Stack, tmp_path: Path) -> None:
     # 3600 per GPU-hour is 1 per GPU-second.
     assert rows["erin"]["cost"] == pytest.approx(rows["erin"]["held_gpu_seconds"])
     assert document["currency"] == "EUR"
-    # No GPU of this lab is in MIG mode, so no profile data: the advice says so, never guesses.
-    assert all(a["profile"] is None for a in document["advice"])
-    assert any("no MIG profile data for NVIDIA A100-SXM4-80GB" in n for n in document["notes"])
+    # The MIG host exports the A100's profiles: erin's 8.8 GiB at 0 % fits a 1g.10gb, which
+    # would free 6/7 of her GPU-hours; alice's 39 GiB at 90 % fits nothing smaller.
+    advice = {a["user"]: a for a in document["advice"]}
+    assert set(advice) == {"alice", "erin"}  # carol is on MIG already
+    assert advice["erin"]["profile"] == "1g.10gb"
+    assert advice["erin"]["freed_gpu_seconds"] == pytest.approx(
+        advice["erin"]["held_gpu_seconds"] * 6 / 7)
+    assert advice["alice"]["profile"] is None and advice["alice"]["freed_gpu_seconds"] == 0
 
 
 def test_usage_text_and_csv(stack: Stack) -> None:
@@ -89,7 +98,7 @@ def test_usage_text_and_csv(stack: Stack) -> None:
     csv = hwinfo("usage", "--prometheus", stack.prometheus, "--since", "1m", "--format", "csv")
     lines = csv.stdout.splitlines()
     assert lines[0].startswith("user,held_gpu_seconds,busy_gpu_seconds,idle_held_gpu_seconds")
-    assert [line.split(",")[0] for line in lines[1:]] == ["alice", "erin", "(total)"]
+    assert [line.split(",")[0] for line in lines[1:]] == ["alice", "erin", "carol", "(total)"]
 
 
 def test_fleet_offers_the_free_gpu_and_only_it(stack: Stack) -> None:
@@ -101,6 +110,13 @@ def test_fleet_offers_the_free_gpu_and_only_it(stack: Stack) -> None:
         (free[0][0], "1", "gpu")]
     too_big = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "81GiB")
     assert too_big["fits"] == []
+    # 9 GiB: the idle 1g.10gb first, then 1g profiles an admin could create, the free GPU last.
+    small = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "9GiB")["fits"]
+    assert (small[0]["kind"], small[0]["profile"]) == ("mig_device", "1g.10gb")
+    assert small[-1]["kind"] == "gpu"
+    assert {f["profile"] for f in small if f["kind"] == "mig_profile"} >= {"1g.10gb", "2g.20gb"}
+    memory = [f["memory_bytes"] for f in small]
+    assert memory == sorted(memory)
     none_of_it = answer("fleet", "--prometheus", stack.prometheus, "--model", "H100")
     assert none_of_it["hosts"] == []
 

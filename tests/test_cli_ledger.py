@@ -1,0 +1,180 @@
+"""`hwinfo usage` and `hwinfo fleet` given what a user can get wrong: each is one line on
+stderr and a non-zero exit, never a traceback. What they answer when all is right is proven
+end to end in tests/deploy/test_ledger_end_to_end.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.deploy.ledger_stack import rules_every_second
+from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], exit_code: int = 1) -> str:
+    assert result.returncode == exit_code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# Answers of servers that are not what --prometheus should name.
+ANSWERS = {
+    "/html": (200, "text/html", b"<html><body>Sign in</body></html>"),
+    "/not-json": (200, "application/json", b"{not json"),
+    "/error": (400, "application/json",
+               b'{"status":"error","errorType":"bad_data","error":"invalid parameter \\"query\\""}'),
+    "/down": (503, "text/plain", b"Service Unavailable"),
+    "/nested": (200, "application/json", b"[" * 100_000),
+    "/no-status": (200, "application/json", b'{"data": {"groups": []}}'),
+}
+
+
+class _Answers(BaseHTTPRequestHandler):
+    def _answer(self) -> None:
+        prefix = "/" + self.path.split("/")[1]
+        status, kind, body = ANSWERS.get(prefix, (404, "text/plain", b"404 page not found"))
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def impostor() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("command", ["usage", "fleet"])
+@pytest.mark.parametrize(("path", "expected"), [
+    ("/html", "not Prometheus's API (it answered text/html)"),
+    ("/not-json", "not Prometheus's API"),
+    ("/error", 'HTTP 400 Bad Request (invalid parameter "query")'),
+    ("/down", "HTTP 503 Service Unavailable"),
+    ("/nested", "not Prometheus's API"),
+    ("/no-status", "no status"),
+    ("/nothing", "HTTP 404 Not Found"),
+])
+def test_what_answers_is_not_prometheus(impostor: str, command: str, path: str, expected: str) -> None:
+    line = one_line_error(run(command, "--prometheus", impostor + path))
+    assert expected in line and impostor in line
+
+
+def test_nothing_listens(unused_port: int) -> None:
+    line = one_line_error(run("usage", "--prometheus", f"http://127.0.0.1:{unused_port}"))
+    assert "connection refused (is Prometheus running there?)" in line
+
+
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["usage", "--since", "7"], "'7' is not a duration"),
+    (["usage", "--since", "-1d"], "is not a duration"),
+    (["usage", "--since", "99999999d"], "is not between 1ms and 10 years"),
+    (["usage", "--until", "yesterday"], "'yesterday' is not a time"),
+    (["usage", "--until", "nan"], "is not a time between 1970 and 2242"),
+    (["usage", "--by", "group"], "'group' is not one of"),
+    (["usage", "--timeout", "inf"], "not a finite number"),
+    (["fleet", "--need-memory", "lots"], "'lots' is not a size"),
+    (["fleet", "--need-memory", "0GiB"], "is not between 1 byte and 1 PiB"),
+    (["fleet", "--model", "A100("], "is not a regular expression"),
+    (["fleet", "--prometheus", ""], "needs a value"),
+])
+def test_bad_options_are_usage_errors(args: list[str], expected: str) -> None:
+    command = [*args, "--prometheus", "http://127.0.0.1:9"] if "--prometheus" not in args else args
+    line = one_line_error(run(*command), exit_code=2)
+    assert expected in line
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("ftp://127.0.0.1:9090", "expected http://HOST:PORT or https://HOST:PORT"),
+    ("http://127.0.0.1:0", "port 0 is no port"),
+    ("http://127.0.0.1:9090\n", "control characters"),
+])
+def test_bad_urls(url: str, expected: str) -> None:
+    assert expected in one_line_error(run("fleet", "--prometheus", url))
+
+
+def test_a_ca_file_that_is_no_certificate(tmp_path: Path) -> None:
+    bad = tmp_path / "ca.pem"
+    bad.write_bytes(b"\x00" * 100)
+    line = one_line_error(run("usage", "--prometheus", "https://127.0.0.1:9", "--ca-file", str(bad)))
+    assert "--ca-file" in line and "not a usable CA certificate" in line
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"", "expected a mapping"),
+    (b"\x00\xff\xfe binary", "not UTF-8 text"),
+    (b"gpu_hour: {default: .nan}\n", "not a finite number"),
+    (b"gpu_hour: {default: -1}\n", "is not a price between 0 and 1e+06"),
+    (b"gpu_hour: {default: 1.0e+300}\n", "is not a price"),
+    (b"gpu_hour: {default: '2'}\n", "expected a number, got '2'"),
+    (b"gpu_hour: [1, 2]\n", "gpu_hour: expected a mapping"),
+    (b"kwh: 0.3\nprice: 1\n", "price: unknown key"),
+    (b"currency: EUR\n", "no prices"),
+    (b"gpu_hour: {default: 1}\ncurrency: [x]\n", "currency: expected a short name"),
+    (b"a: " + b"[" * 10_000, ""),
+])
+def test_bad_prices_files(tmp_path: Path, content: bytes, expected: str) -> None:
+    prices = tmp_path / "prices.yml"
+    prices.write_bytes(content)
+    line = one_line_error(run("usage", "--prometheus", "http://127.0.0.1:9", "--prices", str(prices)))
+    assert f"--prices {prices}" in line and expected in line
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "/"])
+def test_prices_from_special_files(special: str) -> None:
+    line = one_line_error(run("usage", "--prometheus", "http://127.0.0.1:9", "--prices", special))
+    assert f"--prices {special}" in line
+
+
+def test_prices_from_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "prices.fifo"
+    os.mkfifo(fifo)
+    assert "a FIFO" in one_line_error(
+        run("usage", "--prometheus", "http://127.0.0.1:9", "--prices", str(fifo)))
+
+
+def test_a_prometheus_without_rules_or_series_says_what_is_missing(tmp_path: Path) -> None:
+    """A real Prometheus scraping nothing: first without the ledger rules, then with them."""
+    with prometheus_scraping([], tmp_path / "bare", rule_files=()) as bare:
+        wait_for("Prometheus to answer", lambda: bare.api("/api/v1/rules", {}) is not None)
+        line = one_line_error(run("usage", "--prometheus", bare.prometheus))
+        assert "has not loaded the ledger's recording rules" in line
+        assert "add prometheus/hwinfo-ledger.yml to its rule_files" in line
+        line = one_line_error(run("fleet", "--prometheus", bare.prometheus))
+        assert "has no hwinfo series in the last 1h: is it scraping hwinfo serve?" in line
+    rules = [rules_every_second(tmp_path)]
+    with prometheus_scraping([], tmp_path / "ruled", rule_files=rules) as ruled:
+        wait_for("the rules to load", lambda: ruled.api("/api/v1/rules", {})["groups"])
+        line = one_line_error(run("usage", "--prometheus", ruled.prometheus))
+        assert "has no hwinfo series between the two times" in line
+
