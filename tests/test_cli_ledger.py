@@ -4,6 +4,7 @@ end to end in tests/deploy/test_ledger_end_to_end.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -13,7 +14,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import bcrypt
 import pytest
+from conftest import Pki
 
 from tests.deploy.ledger_stack import rules_every_second
 from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
@@ -178,3 +181,31 @@ def test_a_prometheus_without_rules_or_series_says_what_is_missing(tmp_path: Pat
         line = one_line_error(run("usage", "--prometheus", ruled.prometheus))
         assert "has no hwinfo series between the two times" in line
 
+
+
+def test_a_prometheus_behind_tls_and_basic_auth(tmp_path: Path, pki: Pki) -> None:
+    """Prometheus's own web config: https with our CA, and a user's password in the URL."""
+    web = tmp_path / "web.yml"
+    hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
+    web.write_text(json.dumps({
+        "tls_server_config": {"cert_file": str(pki.server_cert), "key_file": str(pki.server_key)},
+        "basic_auth_users": {"ledger": hashed}}))
+    rules = [rules_every_second(tmp_path)]
+    with prometheus_scraping([], tmp_path / "tls", rule_files=rules,
+                             flags=[f"--web.config.file={web}"]) as secured:
+        https = secured.prometheus.replace("http://", "https://")
+        right = https.replace("https://", "https://ledger:s3cret@")
+
+        def answered() -> str | None:
+            line = one_line_error(run("usage", "--prometheus", right, "--ca-file", str(pki.ca)))
+            return None if "connection refused" in line else line
+
+        # An answer about the data, not the connection: TLS and the password were accepted.
+        assert "has no hwinfo series between the two times" in wait_for("Prometheus", answered)
+        wrong = https.replace("https://", "https://ledger:guess@")
+        assert "HTTP 401 Unauthorized" in one_line_error(
+            run("fleet", "--prometheus", wrong, "--ca-file", str(pki.ca)))
+        assert "its certificate is not trusted" in one_line_error(run("fleet", "--prometheus", right))
+        assert "speaks TLS: use https://" in one_line_error(
+            run("fleet", "--prometheus", secured.prometheus))
+        assert "s3cret" not in one_line_error(run("fleet", "--prometheus", right))

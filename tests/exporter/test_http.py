@@ -14,14 +14,14 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from conftest import require_tool
+from conftest import Pki, require_tool
 
 from hwinfo.exporter import http as http_module
 from hwinfo.exporter.auth import GateLimits
 from hwinfo.exporter.http import Limits, Request, Response, Server, ServerError, gzip_bytes
 from hwinfo.exporter.webconfig import WebConfig, load_web_config
 
-from .conftest import Pki, ServeFactory
+from .conftest import ServeFactory
 
 BIG = b'hwinfo_gpu_temperature_celsius{gpu="0"} 41\n' * 400
 

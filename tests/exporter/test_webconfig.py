@@ -8,12 +8,12 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from conftest import require_tool
+from conftest import Pki, require_tool
 
 from hwinfo.exporter.http import Response
 from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
-from .conftest import Pki, ServeFactory
+from .conftest import ServeFactory
 
 HASH_2B = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
 
