@@ -13,10 +13,10 @@ import re
 # Prometheus's duration units, so that what works in a PromQL range works here.
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400,
                    "y": 365 * 86400}
-_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)", re.ASCII)
 _SIZE_UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
                "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)", re.IGNORECASE)
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)", re.IGNORECASE | re.ASCII)
 # Ten years: longer than any Prometheus keeps, short enough to stay a sane query range.
 MAX_DURATION_SECONDS = 10 * 365 * 86400
 MAX_SIZE_BYTES = 2**50

@@ -1,0 +1,41 @@
+"""Answers to the ledger's queries from whatever sits at --prometheus: samples or one line."""
+
+from __future__ import annotations
+
+import json
+
+from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid
+from hypothesis import given
+
+from hwinfo.ledger.fleet import _fill, _hosts
+from hwinfo.ledger.prometheus import LedgerError, Sample, _samples
+
+REAL = [  # the shape of Prometheus's instant vectors, as the fleet query gets them
+    {"metric": {"__name__": "hwinfo_gpu_processes", "job": "hwinfo", "instance": "a:9110",
+                "gpu": "0", "uuid": "GPU-1"}, "value": [1700000000.0, "0"]},
+    {"metric": {"__name__": "hwinfo_mig_gpu_instance_memory_total_bytes", "job": "hwinfo",
+                "instance": "a:9110", "gpu": "0", "uuid": "GPU-1", "gpu_instance_id": "2",
+                "profile": "3g.40gb"}, "value": [1700000000.0, "42144366592"]},
+    {"metric": {"measure": "seen", "job": "hwinfo", "instance": "a:9110"}, "value": [1, "NaN"]},
+]
+
+
+def answer(result: object) -> list[Sample] | None:
+    samples = one_line_or_valid(lambda: list(_samples(result, "http://p")), LedgerError)
+    if samples is not None:
+        hosts = _hosts(samples)
+        _fill(hosts, samples)  # what the fleet does with any answer: no exception
+        json.dumps([s.labels for s in samples])
+    return samples
+
+
+@fuzz_settings(200)
+@given(mutated(REAL))
+def test_a_mutated_vector_is_samples_or_one_line(result: object) -> None:
+    answer(result)
+
+
+@fuzz_settings(100)
+@given(JSON_VALUES)
+def test_any_value_is_samples_or_one_line(result: object) -> None:
+    answer(result)

@@ -1,0 +1,51 @@
+"""The ledger's parsers of what a person types: durations, times and sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwinfo.ledger.units import duration_seconds, size_bytes, unix_time
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("30s", 30), ("12h", 43200), ("7d", 604800), ("1h30m", 5400), ("2w", 1209600),
+    ("1y", 31536000), ("500ms", 0.5), (" 7d ", 604800),
+])
+def test_durations(text: str, seconds: float) -> None:
+    assert duration_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "7", "d", "7 d", "-7d", "7.5d", "1e3s", "7D", "٣d", "0s",
+                                  "11y", "9" * 40 + "d", "7d\n1h"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        duration_seconds(text)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("now", 1000.0), ("1700000000", 1700000000.0), ("2026-11-01", 1793491200.0),
+    ("2026-11-01T08:00:00Z", 1793520000.0), ("2026-11-01T09:00:00+01:00", 1793520000.0),
+])
+def test_times(text: str, expected: float) -> None:
+    assert unix_time(text, now=1000.0) == expected
+
+
+@pytest.mark.parametrize("text", ["", "yesterday", "nan", "inf", "-1", "0", "1e300", "2026-13-01"])
+def test_bad_times(text: str) -> None:
+    with pytest.raises(ValueError):
+        unix_time(text, now=1000.0)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("40GiB", 40 * 2**30), ("40 GiB", 40 * 2**30), ("512MiB", 512 * 2**20), ("80GB", 80 * 10**9),
+    ("1.5GiB", 3 * 2**29), ("1024", 1024), ("40gib", 40 * 2**30),
+])
+def test_sizes(text: str, expected: int) -> None:
+    assert size_bytes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "GiB", "40XB", "-1GiB", "0", "2PiB", "1e3GiB", "nan", "٣GiB"])
+def test_bad_sizes(text: str) -> None:
+    with pytest.raises(ValueError):
+        size_bytes(text)
