@@ -70,9 +70,9 @@ def test_every_alert_tells_the_admin_what_to_do() -> None:
         assert "{{ $labels.instance }}" in annotations["summary"], f"{name}: which host?"
 
 
-def test_the_scrape_config_is_valid_and_loads_the_rules() -> None:
+def test_the_scrape_config_is_valid_and_loads_the_alerts_and_the_ledger() -> None:
     output = promtool("check", "config", str(SCRAPE_CONFIG))
-    assert "SUCCESS: 1 rule files found" in output, output
+    assert "SUCCESS: 2 rule files found" in output, output
     config = yaml.safe_load(SCRAPE_CONFIG.read_text())
     (job,) = [job for job in config["scrape_configs"] if job["job_name"] == "hwinfo"]
     targets = [t for group in job["static_configs"] for t in group["targets"]]
@@ -94,7 +94,8 @@ def test_the_commented_tls_and_basic_auth_example_is_valid(tmp_path: Path) -> No
         files[original] = tmp_path / Path(original).name
         files[original].write_text("secret\n")
         variant = variant.replace(original, str(files[original]))
-    (tmp_path / "hwinfo-alerts.yml").write_text(ALERTS.read_text())
+    for rules in ("hwinfo-alerts.yml", "hwinfo-ledger.yml"):
+        (tmp_path / rules).write_text((REPO / "prometheus" / rules).read_text())
     config_file = tmp_path / "prometheus.yml"
     config_file.write_text(variant)
 
