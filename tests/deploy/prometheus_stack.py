@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,21 +114,23 @@ def prometheus_scraping(
     workdir: Path,
     rule_files: Sequence[Path] = (ALERTS,),
     flags: Sequence[str] = (),
+    config: Mapping[str, Any] | None = None,
 ) -> Iterator[Stack]:
     """Prometheus on a free loopback port, scraping hwinfo every second, with these rules.
 
-    Rules are evaluated every second too. Yields as soon as Prometheus runs:
-    `wait_until_scraped` waits for the data.
+    Rules are evaluated every second too; `config` adds top-level sections (`alerting`,
+    `remote_write`). Yields as soon as Prometheus runs: `wait_until_scraped` waits for the data.
     """
     binary = require_tool("prometheus")
     workdir.mkdir(parents=True, exist_ok=True)
     urls = [hwinfo_urls] if isinstance(hwinfo_urls, str) else list(hwinfo_urls)
-    config = workdir / "prometheus.yml"
-    config.write_text(
+    config_file = workdir / "prometheus.yml"
+    config_file.write_text(
         json.dumps(  # JSON is YAML
             {
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                 "rule_files": [str(path) for path in rule_files],
+                **(config or {}),
                 "scrape_configs": [
                     {
                         "job_name": "hwinfo",
@@ -148,7 +150,7 @@ def prometheus_scraping(
         proc = subprocess.Popen(
             [
                 binary,
-                f"--config.file={config}",
+                f"--config.file={config_file}",
                 f"--storage.tsdb.path={workdir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{port}",
                 *flags,

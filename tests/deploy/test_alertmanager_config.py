@@ -33,7 +33,10 @@ def test_amtool_accepts_the_configuration() -> None:
 @pytest.mark.parametrize(
     ("labels", "receiver"),
     [
-        (["alertname=HwinfoGpuIdleHeld", "user=erin"], "gpu-holder"),
+        (["alertname=HwinfoGpuIdleHeld", "user=bob"], "gpu-holder"),
+        # erin asked for chat: her own route, before the mail route.
+        (["alertname=HwinfoGpuIdleHeld", "user=erin"], "erin-chat"),
+        (["alertname=HwinfoGpuLost", "user=erin"], "admins"),
         # Without a user there is nobody to tell but the admins.
         (["alertname=HwinfoGpuIdleHeld"], "admins"),
         (["alertname=HwinfoGpuLost", "gpu=0"], "admins"),
