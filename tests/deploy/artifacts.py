@@ -12,6 +12,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "grafana" / "hwinfo.json"
+LAB_DASHBOARD = REPO / "grafana" / "lab.json"  # the ledger's
+DASHBOARDS = (DASHBOARD, LAB_DASHBOARD)
 ALERTS = REPO / "prometheus" / "hwinfo-alerts.yml"
 ALERT_TESTS = REPO / "prometheus" / "hwinfo-alerts.test.yml"
 SCRAPE_CONFIG = REPO / "prometheus" / "prometheus.yml"
@@ -31,8 +33,8 @@ BUILTINS = {
 }
 
 
-def dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD.read_text())
+def dashboard(path: Path = DASHBOARD) -> dict[str, Any]:
+    return json.loads(path.read_text())
 
 
 def rows(board: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -72,7 +74,7 @@ def variable_query(variable: dict[str, Any]) -> str:
 
 
 def substitute(expr: str, board: dict[str, Any]) -> str:
-    """A query as Grafana would send it with every variable set to All."""
+    """A query as Grafana would send it with every variable set to All (a text box to its default)."""
     names = variables(board)
 
     def value(match: re.Match[str]) -> str:
@@ -80,6 +82,8 @@ def substitute(expr: str, board: dict[str, Any]) -> str:
         if name in BUILTINS:
             return BUILTINS[name]
         assert name in names, f"unknown variable ${name} in {expr!r}"
+        if names[name]["type"] in ("textbox", "constant"):  # a number the user types
+            return str(names[name]["query"])
         return names[name].get("allValue") or ".*"
 
     return VARIABLE.sub(value, expr)

@@ -21,7 +21,7 @@ from typing import Any
 
 from conftest import require_tool
 
-from tests.deploy.artifacts import ALERTS
+from tests.deploy.artifacts import ALERTS, queries, rows, substitute
 
 SCRAPES_BEFORE_QUERYING = 3  # so that rate() and increase() over [1m] have samples
 
@@ -174,3 +174,26 @@ def prometheus_scraping(
             proc.wait()
 
 
+
+
+def assert_every_query_answers(stack: Stack, board: dict[str, Any]) -> None:
+    """Every query of a dashboard, its variables set to All, runs and returns data."""
+    empty, failed = [], []
+    for title, expr in queries(board):
+        try:
+            if not stack.query(substitute(expr, board)):
+                empty.append(title)
+        except AssertionError as exc:
+            failed.append(f"{title}: {exc}")
+    assert not failed, "queries Prometheus rejects:\n" + "\n".join(failed)
+    assert not empty, f"panels that would show nothing: {empty}"
+
+
+def stat_values(stack: Stack, board: dict[str, Any], row: str) -> dict[str, float]:
+    """Stat panel title -> its number now, for the stat panels of one row."""
+    values = {}
+    for panel in rows(board)[row]:
+        if panel["type"] == "stat":
+            (series,) = stack.query(substitute(panel["targets"][0]["expr"], board))
+            values[panel["title"]] = float(series["value"][1])
+    return values

@@ -26,12 +26,17 @@ from tests.deploy.artifacts import (
     dashboard,
     metric_names_used,
     queries,
-    rows,
     substitute,
     variable_query,
     variables,
 )
-from tests.deploy.prometheus_stack import Stack, prometheus_scraping, wait_for
+from tests.deploy.prometheus_stack import (
+    Stack,
+    assert_every_query_answers,
+    prometheus_scraping,
+    stat_values,
+    wait_for,
+)
 from tests.exporter.serving import serving
 from tests.fixtures.machines import shared_tree
 
@@ -79,16 +84,8 @@ RULES = {rule["alert"]: rule for rule in alert_rules()}
 
 
 def test_every_dashboard_query_returns_data_on_a_healthy_fleet(healthy: Stack) -> None:
-    empty, failed = [], []
     with healthy.logs_on_failure():
-        for title, expr in queries(BOARD):
-            try:
-                if not healthy.query(substitute(expr, BOARD)):
-                    empty.append(title)
-            except AssertionError as exc:
-                failed.append(f"{title}: {exc}")
-        assert not failed, "queries Prometheus rejects:\n" + "\n".join(failed)
-        assert not empty, f"panels that would show nothing on a healthy fleet: {empty}"
+        assert_every_query_answers(healthy, BOARD)
 
 
 def test_every_dashboard_variable_has_values(healthy: Stack) -> None:
@@ -192,19 +189,9 @@ def test_every_metric_name_in_grafana_and_prometheus_is_exported(
     assert not unknown, f"metric names hwinfo does not export: {unknown}"
 
 
-def stat_values(stack: Stack, row: str) -> dict[str, float]:
-    """Stat panel title -> its number now."""
-    values = {}
-    for panel in rows(BOARD)[row]:
-        if panel["type"] == "stat":
-            (series,) = stack.query(substitute(panel["targets"][0]["expr"], BOARD))
-            values[panel["title"]] = float(series["value"][1])
-    return values
-
-
 def test_the_overview_counts_the_dgx_right(healthy: Stack) -> None:
     # 8 GPUs: 6 in MIG mode, 5 of them with processes; GPUs 6 and 7 busy without MIG.
-    numbers = stat_values(healthy, "Fleet overview")
+    numbers = stat_values(healthy, BOARD, "Fleet overview")
     assert 0 < numbers.pop("GPU memory in use") < 1
     assert numbers == {
         "Hosts": 1,
@@ -215,11 +202,11 @@ def test_the_overview_counts_the_dgx_right(healthy: Stack) -> None:
         "Idle GPUs holding memory": 0,
         "Open health problems": 0,
     }
-    assert set(stat_values(healthy, "Health").values()) == {0}
+    assert set(stat_values(healthy, BOARD, "Health").values()) == {0}
 
 
 def test_the_health_row_counts_the_faults(faulty: Stack) -> None:
-    assert stat_values(faulty, "Health") == {
+    assert stat_values(faulty, BOARD, "Health") == {
         "Lost GPUs": 1,  # GPU 2
         "GPUs missing since yesterday": 0,  # a lost GPU is still listed
         "GPUs with XIDs": 2,  # 13 on GPU 0, 79 on GPU 2
@@ -229,4 +216,4 @@ def test_the_health_row_counts_the_faults(faulty: Stack) -> None:
         "PCIe links below max width": 1,  # GPU 1
         "GPUs slowed by heat or hardware": 1,  # GPU 3
     }
-    assert stat_values(faulty, "Fleet overview")["Open health problems"] == 4
+    assert stat_values(faulty, BOARD, "Fleet overview")["Open health problems"] == 4

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from tests.deploy.artifacts import LAB_DASHBOARD, dashboard
 from tests.deploy.ledger_stack import LAB, lab
-from tests.deploy.prometheus_stack import Stack, wait_for
+from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
 RULE_SAMPLES = 10  # evaluations of the ledger rules before the commands are asked
 
@@ -142,3 +143,16 @@ def test_a_host_that_stops_answering_is_down_and_never_free(tmp_path: Path) -> N
             assert wait_for("the host to be down", down, timeout=30)["fits"] == []
         finally:
             os.kill(daemons["idle"].pid, signal.SIGCONT)
+
+
+LAB_BOARD = dashboard(LAB_DASHBOARD)
+
+
+def test_every_lab_dashboard_query_answers(stack: Stack) -> None:
+    with stack.logs_on_failure():
+        assert_every_query_answers(stack, LAB_BOARD)
+
+
+def test_the_lab_dashboard_counts_what_is_free(stack: Stack) -> None:
+    assert stat_values(stack, LAB_BOARD, "Free now") == {
+        "Free GPUs": 1, "Idle MIG devices": 1, "Hosts down or stale": 0}
