@@ -1,0 +1,63 @@
+"""The ledger on many sites: two site Prometheus servers remote-write to a central one (its own
+remote-write receiver), which evaluates the ledger rules; the commands ask only the central."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.deploy.ledger_stack import LAB, rules_every_second
+from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
+from tests.exporter.serving import serving
+
+
+def answer(*args: str) -> Any:
+    done = subprocess.run([sys.executable, "-m", "hwinfo", *args, "--format", "json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_usage_and_fleet_answer_from_the_central_prometheus(tmp_path: Path) -> None:
+    with ExitStack() as running:
+        central = running.enter_context(prometheus_scraping(
+            [], tmp_path / "central", rule_files=[rules_every_second(tmp_path)],
+            flags=["--web.enable-remote-write-receiver"]))
+        write = {"url": f"{central.prometheus}/api/v1/write",
+                 "queue_config": {"batch_send_deadline": "1s"}}
+        instances = {}
+        for site in ("idle", "mig"):
+            scenario = tmp_path / f"{site}.json"
+            scenario.write_text(json.dumps(LAB[site]))
+            daemon = running.enter_context(serving("--simulate", str(scenario), "--interval", "0.5"))
+            instances[site] = daemon.removeprefix("http://")
+            running.enter_context(prometheus_scraping(
+                daemon, tmp_path / f"site-{site}", rule_files=(),
+                config={"remote_write": [write]}))
+        with central.logs_on_failure():
+            def both_held() -> bool:
+                held = central.query("count by (instance) "
+                                     "(count_over_time(hwinfo:ledger_held:share[1m]) >= 5)")
+                return {s["metric"]["instance"] for s in held} == set(instances.values())
+
+            wait_for("the ledger rules to see both sites at the central", both_held, timeout=60)
+            usage = answer("usage", "--prometheus", central.prometheus, "--since", "1m",
+                           "--by", "host")
+            by_host = {row["host"]: row for row in usage["rows"]}
+            assert set(by_host) == set(instances.values())
+            # erin holds a whole idle GPU, carol 3/7 of one (unknown: an A100's MIG device).
+            idle, mig = by_host[instances["idle"]], by_host[instances["mig"]]
+            assert idle["idle_held_gpu_seconds"] == idle["held_gpu_seconds"] > 0
+            assert mig["unknown_gpu_seconds"] == mig["held_gpu_seconds"] > 0
+            assert mig["held_gpu_seconds"] / idle["held_gpu_seconds"] == pytest.approx(3 / 7, rel=0.2)
+            fleet = answer("fleet", "--prometheus", central.prometheus, "--need-memory", "9GiB")
+            assert {h["instance"]: h["state"] for h in fleet["hosts"]} == {
+                instances["idle"]: "up", instances["mig"]: "up"}
+            kinds = {(f["instance"], f["kind"]) for f in fleet["fits"]}
+            assert (instances["idle"], "gpu") in kinds and (instances["mig"], "mig_device") in kinds
