@@ -1,0 +1,359 @@
+"""The ledger at scale, on the engine we chose: a week of a 100-host lab in a real Prometheus.
+
+    .venv/bin/python bench/ledger_scale.py                       # 100 hosts x 8 GPUs x 7 days
+    .venv/bin/python bench/ledger_scale.py --hosts 5 --days 1    # a quick look
+
+1. Writes the series `hwinfo serve` exports that the ledger reads, at 60 s resolution, for a
+   lab whose users come and go: each GPU (or MIG device, on every tenth host) is held in
+   sessions of a few hours by one of 40 users, busy or (one session in five) held idle, with
+   free gaps between. One OpenMetrics file per 2-hour block, so that promtool parses each
+   sample once (`promtool tsdb create-blocks-from openmetrics` re-reads its whole input for
+   every block it cuts).
+2. Backfills them, starts Prometheus on the blocks, and backfills the shipped ledger rules
+   with `promtool tsdb create-blocks-from rules`, one layer at a time: a rule that reads
+   another recorded series needs that series backfilled first.
+3. Times `hwinfo usage --since 7d` and `hwinfo fleet` as fresh processes (targets 2 s and
+   0.5 s), and prints the TSDB's size and series count.
+
+The week ends an hour after the benchmark starts, so that at the time `fleet` is timed the
+hosts have current data, as a live fleet would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from common import median_wall
+
+REPO = Path(__file__).resolve().parents[1]
+RULES = REPO / "prometheus" / "hwinfo-ledger.yml"
+STEP = 60  # seconds between samples, as the shipped rules' interval
+BLOCK = 2 * 3600  # seconds in one TSDB block that promtool cuts
+MODEL = "NVIDIA A100-SXM4-80GB"
+GIB = 2**30
+USERS = [f"user{n:02d}" for n in range(40)]
+# A MIG host's layout on each GPU: (GPU instance id, profile, share of the GPU, memory).
+MIG_LAYOUT = [(2, "3g.40gb", 3 / 7, 39.5 * GIB), (3, "2g.20gb", 2 / 7, 19.5 * GIB),
+              (9, "1g.10gb", 1 / 7, 9.5 * GIB), (10, "1g.10gb", 1 / 7, 9.5 * GIB)]
+# What could still be created beside that layout (free instances, memory, share).
+MIG_FREE = [("1g.10gb", 1, 9.5 * GIB, 1 / 7), ("2g.20gb", 0, 19.5 * GIB, 2 / 7),
+            ("3g.40gb", 0, 39.5 * GIB, 3 / 7)]
+
+
+@dataclass
+class Device:
+    """A whole GPU, or one MIG device; `held[i]` is (user, utilization, bytes) or None."""
+
+    host: int
+    gpu: int
+    gi: int | None
+    held: list[tuple[str, float, float] | None]
+
+
+def sessions(rng: random.Random, minutes: int, max_bytes: float) -> list[tuple[str, float, float] | None]:
+    """Minute by minute: free gaps, then a user's session, busy or (one in five) held idle."""
+    out: list[tuple[str, float, float] | None] = []
+    while len(out) < minutes:
+        out.extend([None] * int(rng.expovariate(1 / 180)))
+        user = rng.choice(USERS)
+        utilization = rng.uniform(0.0, 0.03) if rng.random() < 0.2 else rng.uniform(0.4, 0.98)
+        memory = rng.uniform(0.1, 0.9) * max_bytes
+        out.extend([(user, utilization, memory)] * max(1, int(rng.expovariate(1 / 360))))
+    return out[:minutes]
+
+
+def lab(hosts: int, gpus: int, minutes: int, seed: int = 1) -> list[Device]:
+    rng = random.Random(seed)
+    devices = []
+    for host in range(hosts):
+        for gpu in range(gpus):
+            if host % 10 == 9:
+                devices += [Device(host, gpu, gi, sessions(rng, minutes, memory))
+                            for gi, _, _, memory in MIG_LAYOUT]
+            else:
+                devices.append(Device(host, gpu, None, sessions(rng, minutes, 80 * GIB)))
+    return devices
+
+
+def instance(host: int) -> str:
+    return f"gpu-node-{host:03d}:9110"
+
+
+def uuid(host: int, gpu: int) -> str:
+    return f"GPU-{host:08x}-0000-4000-8000-{gpu:012x}"
+
+
+def gpu_labels(host: int, gpu: int) -> str:
+    return f'job="hwinfo",instance="{instance(host)}",gpu="{gpu}",uuid="{uuid(host, gpu)}"'
+
+
+def families(devices: list[Device], hosts: int, gpus: int,
+             first: int, count: int, start: float) -> Iterator[tuple[str, Iterator[str]]]:
+    """(metric name, its sample lines) for minutes first .. first+count of the week."""
+    minutes = range(first, first + count)
+
+    def ts(i: int) -> str:
+        return f"{start + i * STEP:.0f}"
+
+    def constant(labels: str, value: float) -> Iterator[str]:
+        return (f"{{{labels}}} {value:g} {ts(i)}" for i in minutes)
+
+    mig_hosts = {h for h in range(hosts) if h % 10 == 9}
+    whole = [d for d in devices if d.gi is None]
+    mig = [d for d in devices if d.gi is not None]
+    gpu_keys = [(h, g) for h in range(hosts) for g in range(gpus)]
+    host_labels = [f'job="hwinfo",instance="{instance(h)}"' for h in range(hosts)]
+
+    yield "up", (line for labels in host_labels for line in constant(labels, 1))
+    yield "hwinfo_gpus", (line for labels in host_labels for line in constant(labels, gpus))
+    yield "hwinfo_collection_stalled", (line for labels in host_labels
+                                        for line in constant(f'{labels},source="gpu"', 0))
+    yield "hwinfo_last_success_timestamp_seconds", (
+        f'{{{labels},source="gpu"}} {ts(i)} {ts(i)}' for labels in host_labels for i in minutes)
+    yield "hwinfo_gpu_info", (line for h, g in gpu_keys for line in constant(
+        f'{gpu_labels(h, g)},name="{MODEL}",architecture="ampere",driver_version="550.54.15"', 1))
+    yield "hwinfo_gpu_mig_enabled", (line for h, g in gpu_keys
+                                     for line in constant(gpu_labels(h, g), int(h in mig_hosts)))
+    yield "hwinfo_gpu_lost", (line for h, g in gpu_keys for line in constant(gpu_labels(h, g), 0))
+    yield "hwinfo_gpu_memory_total_bytes", (line for h, g in gpu_keys
+                                            for line in constant(gpu_labels(h, g), 80 * GIB))
+    yield "hwinfo_gpu_power_draw_watts", (
+        f"{{{gpu_labels(d.host, d.gpu)}}} {60 + 300 * (d.held[i][1] if d.held[i] else 0):.1f} {ts(i)}"
+        for d in whole for i in minutes)
+    yield "hwinfo_gpu_utilization_ratio", (
+        f"{{{gpu_labels(d.host, d.gpu)}}} {d.held[i][1] if d.held[i] else 0:.3f} {ts(i)}"
+        for d in whole for i in minutes)
+    yield "hwinfo_gpu_processes", (
+        f"{{{gpu_labels(d.host, d.gpu)}}} {1 if d.held[i] else 0} {ts(i)}"
+        for d in whole for i in minutes)
+    yield "hwinfo_gpu_user_memory_used_bytes", (
+        f'{{{gpu_labels(d.host, d.gpu)},user="{d.held[i][0]}"}} {d.held[i][2]:.0f} {ts(i)}'
+        for d in whole for i in minutes if d.held[i])
+    layout = {gi: (profile, share, memory) for gi, profile, share, memory in MIG_LAYOUT}
+
+    def mig_labels(d: Device) -> str:
+        return f'{gpu_labels(d.host, d.gpu)},gpu_instance_id="{d.gi}",compute_instance_id="0"'
+
+    yield "hwinfo_mig_device_info", (line for d in mig for line in constant(
+        f'{mig_labels(d)},mig_index="{d.gi}",mig_uuid="MIG-{d.host:04x}{d.gpu:04x}{d.gi:04x}",'
+        f'profile="{layout[d.gi or 0][0]}"', 1))
+    yield "hwinfo_mig_device_gpu_share_ratio", (line for d in mig for line in constant(
+        f'{mig_labels(d)},profile="{layout[d.gi or 0][0]}"', layout[d.gi or 0][1]))
+    yield "hwinfo_mig_gpu_instance_memory_total_bytes", (line for d in mig for line in constant(
+        f'{gpu_labels(d.host, d.gpu)},gpu_instance_id="{d.gi}",profile="{layout[d.gi or 0][0]}"',
+        layout[d.gi or 0][2]))
+    yield "hwinfo_mig_device_processes", (
+        f"{{{mig_labels(d)}}} {1 if d.held[i] else 0} {ts(i)}" for d in mig for i in minutes)
+    yield "hwinfo_mig_device_user_memory_used_bytes", (
+        f'{{{mig_labels(d)},user="{d.held[i][0]}"}} {d.held[i][2]:.0f} {ts(i)}'
+        for d in mig for i in minutes if d.held[i])
+    mig_gpus = [(h, g) for h, g in gpu_keys if h in mig_hosts]
+    for name, index in (("hwinfo_mig_profile_free_instances", 1),
+                        ("hwinfo_mig_profile_memory_bytes", 2),
+                        ("hwinfo_mig_profile_gpu_share_ratio", 3)):
+        yield name, (line for h, g in mig_gpus for free in MIG_FREE for line in constant(
+            f'{gpu_labels(h, g)},profile="{free[0]}"', free[index]))
+
+
+def expected_held_hours(devices: list[Device], start: float, since: float, until: float) -> float:
+    """What the lab holds in (since, until], by construction: each device's share per minute."""
+    share = {gi: s for gi, _, s, _ in MIG_LAYOUT}
+    total = 0.0
+    for d in devices:
+        weight = 1.0 if d.gi is None else share[d.gi]
+        total += weight * sum(1 for i, h in enumerate(d.held) if h and since < start + i * STEP <= until)
+    return total * STEP / 3600
+
+
+def write_block(path: Path, devices: list[Device], hosts: int, gpus: int,
+                first: int, count: int, start: float) -> int:
+    """One OpenMetrics file of `count` minutes; the number of samples written."""
+    samples = 0
+    with path.open("w") as out:
+        for name, lines in families(devices, hosts, gpus, first, count, start):
+            out.write(f"# TYPE {name} gauge\n")
+            for line in lines:
+                out.write(f"{name}{line}\n")
+                samples += 1
+        out.write("# EOF\n")
+    return samples
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(*argv: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"{argv[0]} {argv[1:4]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+
+class Prometheus:
+    """A Prometheus on loopback over a data directory, scraping nothing."""
+
+    def __init__(self, data: Path) -> None:
+        self.data, self.port, self.proc = data, free_port(), None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self, rules: Path | None = None) -> None:
+        config = self.data.parent / "prometheus.yml"
+        config.write_text(json.dumps({"global": {"scrape_interval": "1m"},
+                                      "rule_files": [str(rules)] if rules else []}))
+        log = (self.data.parent / "prometheus.log").open("ab")
+        self.proc = subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.data}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=30d"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300  # opening a week of blocks takes a while
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        sys.exit("Prometheus did not become ready in 300 s")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+            self.proc = None
+
+    def query(self, expr: str) -> list[dict]:
+        url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(url, timeout=120) as answer:
+            return json.load(answer)["data"]["result"]
+
+
+def rule_layers(workdir: Path) -> list[Path]:
+    """The ledger's recording rules in files that promtool can backfill one after another:
+    each file's rules read only raw series and rules of earlier files."""
+    group = next(g for g in yaml.safe_load(RULES.read_text())["groups"] if g["name"] == "hwinfo-ledger")
+    rules = [r for r in group["rules"] if "record" in r]
+    names = {r["record"] for r in rules}
+    done: set[str] = set()
+    layers = []
+    while len(done) < len(rules):
+        ready = [r for r in rules if r["record"] not in done
+                 and set(re.findall(r"hwinfo:[a-z_]+:[a-z_]+", r["expr"])) & names <= done]
+        path = workdir / f"rules-{len(layers)}.yml"
+        path.write_text(yaml.safe_dump({"groups": [{**group, "rules": ready}]}))
+        layers.append(path)
+        done |= {r["record"] for r in ready}
+    return layers
+
+
+def move_blocks(source: Path, data: Path) -> None:
+    for block in source.iterdir():
+        if block.is_dir():
+            shutil.move(str(block), data / block.name)
+
+
+def size_mib(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of each command")
+    parser.add_argument("--keep", type=Path, help="work here and keep the data (default: a temporary directory)")
+    args = parser.parse_args()
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="hwinfo-ledger-scale-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    data, staging = workdir / "data", workdir / "staging"
+    for path in (data, staging):
+        path.mkdir(exist_ok=True)
+    minutes = args.days * 1440
+    # The week ends an hour from now, on a block boundary as promtool cuts them.
+    end = (int(time.time()) + 3600) // BLOCK * BLOCK + BLOCK
+    start = end - minutes * STEP
+    print(f"ledger scale: {args.hosts} hosts x {args.gpus} GPUs x {args.days} days at {STEP} s "
+          f"(every tenth host MIG), in {workdir}")
+    hwinfo = [sys.executable, "-m", "hwinfo"]
+    prometheus = Prometheus(data)
+    try:
+        began = time.monotonic()
+        devices = lab(args.hosts, args.gpus, minutes)
+        per_block = BLOCK // STEP
+        samples = 0
+        files = []
+        for n, first in enumerate(range(0, minutes, per_block)):
+            path = staging / f"{n:04d}.om"
+            samples += write_block(path, devices, args.hosts, args.gpus, first,
+                                   min(per_block, minutes - first), start)
+            files.append(path)
+        print(f"  wrote {samples:,} samples in {len(files)} files: {time.monotonic() - began:.0f} s")
+
+        began = time.monotonic()
+
+        def backfill(path: Path) -> None:
+            run("promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(path), str(data))
+            path.unlink()
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            list(pool.map(backfill, files))
+        print(f"  promtool create-blocks-from openmetrics: {time.monotonic() - began:.0f} s")
+
+        began = time.monotonic()
+        for layer in rule_layers(workdir):
+            prometheus.start()
+            output = workdir / f"{layer.stem}-blocks"
+            run("promtool", "tsdb", "create-blocks-from", "rules", "-q", f"--url={prometheus.url}",
+                f"--start={start}", f"--end={end}", f"--output-dir={output}", str(layer))
+            prometheus.stop()
+            move_blocks(output, data)
+        print(f"  promtool create-blocks-from rules (the ledger rules, in layers): "
+              f"{time.monotonic() - began:.0f} s")
+
+        # The shipped rules, as a lab runs them: `usage` reads their interval from Prometheus.
+        # Their live evaluations while the commands are timed add a minute or two to a week.
+        prometheus.start(RULES)
+        series = int(float(prometheus.query("count({__name__=~'.+'})")[0]["value"][1]))
+        print(f"  TSDB: {size_mib(data):,.0f} MiB, {series:,} series")
+        url = ["--prometheus", prometheus.url]
+        usage = median_wall([*hwinfo, "usage", *url, "--since", f"{args.days}d"], args.runs)
+        fleet = median_wall([*hwinfo, "fleet", *url, "--need-memory", "40GiB"], args.runs)
+        for name, (med, lo, hi), target in ((f"hwinfo usage --since {args.days}d", usage, 2.0),
+                                            ("hwinfo fleet --need-memory 40GiB", fleet, 0.5)):
+            print(f"  {name:<36} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}), "
+                  f"target {target:g} s: {'ok' if med <= target else 'OVER'}")
+        until = time.time()
+        shown = subprocess.run([*hwinfo, "usage", *url, "--since", f"{args.days}d", "--until",
+                                f"{until:.0f}", "--format", "json"],
+                               capture_output=True, text=True, check=True)
+        held = json.loads(shown.stdout)["totals"]["held_gpu_seconds"] / 3600
+        truth = expected_held_hours(devices, start, until - args.days * 86400, until)
+        # Backfilled series have no staleness markers: a session's last sample still counts for
+        # Prometheus's 5-minute lookback after it ends (a scraped series is marked stale at once).
+        print(f"  held GPU-hours: usage says {held:,.1f}, the generated lab holds {truth:,.1f} "
+              f"({(held - truth) / truth:+.2%}; backfill has no staleness markers)")
+    finally:
+        prometheus.stop()
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
