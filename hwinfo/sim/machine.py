@@ -17,6 +17,7 @@ Mutation API, for benchmarks and tests that change the machine between samples:
     set_lost(gpu, lost)                the GPU falls off the bus, or comes back
     inject_xid(gpu, xid, gpu_instance_id=None, compute_instance_id=None)
     advance(seconds)                   let scenario time pass at once (tests)
+Processes that leave a GPU end in its accounting buffer (accounting.py) while accounting is on.
 Process and MIG arguments take scenario-format dicts (validated like a file) or parsed specs.
 """
 
@@ -31,6 +32,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 
 from hwinfo.sim import scenario as sc
+from hwinfo.sim.accounting import AccountingBuffer, Record
 from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.mig_profiles import (
     ComputeInstanceProfile,
@@ -129,6 +131,7 @@ class GpuDevice(Device):
     """A physical GPU."""
 
     __slots__ = (
+        "accounting",
         "energy_mj",
         "energy_since",
         "generation",
@@ -259,9 +262,13 @@ class Machine:
         self.gpus: tuple[GpuDevice, ...] = tuple(
             GpuDevice(next(self._ids), g) for g in scenario.gpus
         )
+        # The load moment on the Unix clock, which NVML's accounting timestamps use.
+        loaded_wall = time.time() - (time.monotonic() - self.load.loaded_at)
         for gpu in self.gpus:
             self.devices[gpu.handle] = gpu
             gpu.energy_since = self.load.loaded_at
+            gpu.accounting = AccountingBuffer(gpu.spec.accounting, loaded_wall)
+            gpu.accounting.start((p.pid for p in gpu.processes), loaded_wall)
             self._build_mig(gpu)
             self._xids.extend((gpu, e) for e in gpu.spec.xid_events)
         self._xids.sort(key=lambda item: item[1].after_samples)
@@ -298,6 +305,10 @@ class Machine:
     def clock(self) -> float:
         """The host's monotonic clock (seconds), plus whatever advance() added."""
         return time.monotonic() + self._skew
+
+    def wall_clock(self) -> float:
+        """The host's Unix time, plus whatever advance() added."""
+        return time.time() + self._skew
 
     def current_sample(self) -> int:
         """The sample scenario time is in: 1 from the driver's load, 2 a sample later, ..."""
@@ -603,6 +614,7 @@ class Machine:
         with self._lock:
             dev = self._gpu(gpu)
             specs = self._processes(dev, dev.spec.mig, processes)
+            self._account(dev, specs)
             dev.spec = dataclasses.replace(dev.spec, processes=specs)
             self._invalidate(dev)
             self._update_owners()
@@ -624,7 +636,11 @@ class Machine:
             if mig is not None and not isinstance(mig, MigSpec):
                 mig = sc.parse_mig(self._reader(), "mig", mig, dev.spec.board, self.driver)
             specs = self._processes(dev, mig, processes)
+            self._account(dev, specs)
             dev.spec = dataclasses.replace(dev.spec, mig=mig, processes=specs)
+            if mig is not None and mig.enabled:
+                # NVML: on MIG-enabled GPUs accounting mode is set to DISABLED.
+                dev.accounting.set_enabled(False, (), self.wall_clock())
             self._build_mig(dev)
             self._invalidate(dev)
             self._update_owners()
@@ -667,6 +683,25 @@ class Machine:
             self._fire(
                 self._gpu(gpu), XidEvent(self.sample, xid, gpu_instance_id, compute_instance_id)
             )
+
+    def _account(self, dev: GpuDevice, processes: tuple[ProcessSpec, ...]) -> None:
+        """Processes that leave the GPU end in its accounting buffer; new ones start (lock held)."""
+        now, pids = self.wall_clock(), {p.pid for p in processes}
+        dev.accounting.end((p for p in dev.processes if p.pid not in pids), dev.spec, now)
+        dev.accounting.start(pids, now)
+
+    def set_accounting(self, gpu: GpuDevice, enabled: bool) -> None:
+        """nvmlDeviceSetAccountingMode (callers check MIG mode and privileges)."""
+        with self._lock:
+            gpu.accounting.set_enabled(enabled, (p.pid for p in gpu.processes), self.wall_clock())
+
+    def clear_accounting(self, gpu: GpuDevice) -> None:
+        with self._lock:
+            gpu.accounting.clear(self.wall_clock())
+
+    def accounting_records(self, gpu: GpuDevice) -> list[Record]:
+        with self._lock:
+            return gpu.accounting.records(gpu.spec, self.wall_clock())
 
     def _processes(
         self,

@@ -23,6 +23,7 @@ from ctypes import addressof
 from functools import cache
 
 from hwinfo.sim import (
+    nvml_lib_accounting,
     nvml_lib_device,
     nvml_lib_events,
     nvml_lib_fields,
@@ -142,6 +143,7 @@ SYMBOLS: tuple[Symbol, ...] = (
     *nvml_lib_processes.SYMBOLS,
     *nvml_lib_events.SYMBOLS,
     *nvml_lib_gpm.SYMBOLS,
+    *nvml_lib_accounting.SYMBOLS,
 )
 
 

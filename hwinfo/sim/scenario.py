@@ -142,6 +142,10 @@ MAX_CUDA_CORES = 1 << 20
 MAX_BUS_WIDTH_BITS = 1 << 16
 MAX_SYMBOLS = 4096  # a real libnvidia-ml exports about 420
 MAX_SMS = 4096  # streaming multiprocessors of one GPU or instance (B200: 148)
+# What every real capture shows as "Accounting Mode Buffer Size" (captures/, drivers 525-610).
+DEFAULT_ACCOUNTING_BUFFER = 4000
+MAX_ACCOUNTING_BUFFER = 1 << 20
+MAX_RUN_MS = 10**12  # 31 years
 
 
 class ScenarioError(ValueError):
@@ -225,6 +229,29 @@ class ProcessSpec:
     # What NVML's per-process utilization samples say, in percent; None: no samples.
     sm_percent: int | None = None
     memory_percent: int | None = None
+
+
+@dataclass(frozen=True)
+class AccountedProcessSpec:
+    """A process that NVML accounting keeps after it ended: it ran for `run_ms` and ended
+    `ended_after_s` seconds after the driver loaded."""
+
+    pid: int
+    ended_after_s: float
+    run_ms: int
+    gpu_util_percent: int | None  # over its lifetime; None: NVML_VALUE_NOT_AVAILABLE
+    memory_util_percent: int | None
+    max_memory_mib: int | None
+
+
+@dataclass(frozen=True)
+class AccountingSpec:
+    """nvidia-smi's "Accounting Mode": off unless a scenario turns it on, as after a driver
+    load (NVML: the mode and its statistics reset to disabled when the driver unloads)."""
+
+    enabled: bool = False
+    buffer_size: int = DEFAULT_ACCOUNTING_BUFFER
+    processes: tuple[AccountedProcessSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +365,7 @@ class GpuSpec:
     lost: Window | None
     xid_events: tuple[XidEvent, ...]
     memory_free_mib: int | None = None  # None: total - reserved - used
+    accounting: AccountingSpec = AccountingSpec()
 
 
 @dataclass(frozen=True)
@@ -659,7 +687,7 @@ def _opt_int(
     return None if value is None else r.int(inputs.member(path, key), value, 0, high)
 
 
-_STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events")
+_STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events", "accounting")
 
 
 def _merge(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
@@ -744,6 +772,13 @@ def _read_gpu(
         _read_xid(r, inputs.member(inputs.member(path, "xid_events"), i), v, mig)
         for i, v in enumerate(r.list(inputs.member(path, "xid_events"), data.get("xid_events", [])))
     )
+    accounting = AccountingSpec()
+    if "accounting" in data:
+        accounting = _read_accounting(r, inputs.member(path, "accounting"), data["accounting"])
+        if accounting.enabled and mig is not None and mig.enabled:
+            # NVML: on MIG-enabled GPUs accounting mode is DISABLED and cannot be changed.
+            r.fail(inputs.member(inputs.member(path, "accounting"), "enabled"),
+                   "accounting cannot be on while MIG is enabled")
     return GpuSpec(
         index=index,
         board=board,
@@ -752,7 +787,35 @@ def _read_gpu(
         processes=processes,
         lost=lost,
         xid_events=events,
+        accounting=accounting,
         **values,  # type: ignore[arg-type]
+    )
+
+
+def _read_accounting(r: Reader, path: str, value: object) -> AccountingSpec:
+    data = r.obj(path, value, ("enabled", "buffer_size", "processes"))
+    processes = []
+    keys = ("pid", "ended_after_s", "run_ms", "gpu_util_percent", "memory_util_percent",
+            "max_memory_mib")
+    items = r.list(inputs.member(path, "processes"), data.get("processes", []))
+    for i, item in enumerate(items):
+        p = inputs.member(inputs.member(path, "processes"), i)
+        entry = r.obj(p, item, keys, ("pid", "run_ms"))
+        processes.append(AccountedProcessSpec(
+            pid=r.int(inputs.member(p, "pid"), entry["pid"], 1, 0xFFFFFFFF),
+            ended_after_s=r.number(inputs.member(p, "ended_after_s"),
+                                   entry.get("ended_after_s", 0), MAX_DELAY_SECONDS * 365),
+            run_ms=r.int(inputs.member(p, "run_ms"), entry["run_ms"], 0, MAX_RUN_MS),
+            gpu_util_percent=_opt_int(r, p, entry, "gpu_util_percent", 100),
+            memory_util_percent=_opt_int(r, p, entry, "memory_util_percent", 100),
+            max_memory_mib=_opt_int(r, p, entry, "max_memory_mib", MAX_MEMORY_MIB),
+        ))
+    buffer_size = r.int(inputs.member(path, "buffer_size"),
+                        data.get("buffer_size", DEFAULT_ACCOUNTING_BUFFER), 1, MAX_ACCOUNTING_BUFFER)
+    return AccountingSpec(
+        enabled=r.bool(inputs.member(path, "enabled"), data.get("enabled", False)),
+        buffer_size=buffer_size,
+        processes=tuple(sorted(processes, key=lambda a: a.ended_after_s)),
     )
 
 
