@@ -239,7 +239,7 @@ def main() -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(doc, f)
     machine = sim.install(f.name)
-    collector = SnapshotCollector(Root("/"), GpuCollector(machine_owners(machine), listen_xids=True))
+    collector = SnapshotCollector(Root("/"), GpuCollector(machine_owners(machine), between_samples=True))
     daemon = Daemon(collector, Options(interval=INTERVAL, nvml_timeout=2.0,
                                        selection=Selection(process_metrics=True)))
     server = Server(("127.0.0.1", 0), daemon.routes())

@@ -36,7 +36,7 @@ def _selection_options(fn: F) -> F:
 
 
 def _collector(
-    root: str, simulate: str | None, disabled: tuple[str, ...], listen_xids: bool,
+    root: str, simulate: str | None, disabled: tuple[str, ...], between_samples: bool,
     nvml_timeout: float,
 ) -> SnapshotCollector:
     from hwinfo.collect.sources import SetupError, open_collector
@@ -44,7 +44,7 @@ def _collector(
     gpu_groups = {"gpu", "mig", "users"}
     try:
         return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
-                              listen_xids=listen_xids, nvml_timeout=nvml_timeout)
+                              between_samples=between_samples, nvml_timeout=nvml_timeout)
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -82,7 +82,7 @@ def serve(
             web_config = load_web_config(web_config_file)
         except WebConfigError as exc:
             raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, listen_xids=True, nvml_timeout=nvml_timeout)
+    collector = _collector(root, simulate, disabled, between_samples=True, nvml_timeout=nvml_timeout)
     options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
     try:
         Daemon(collector, options).run((address, DEFAULT_PORT if port is None else port), web_config)
@@ -116,7 +116,7 @@ def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml
             check_target(textfile, what)
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, listen_xids=False, nvml_timeout=nvml_timeout)
+    collector = _collector(root, simulate, disabled, between_samples=False, nvml_timeout=nvml_timeout)
     try:
         snapshot = collector.collect()
     finally:

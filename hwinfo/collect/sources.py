@@ -44,7 +44,7 @@ def open_collector(
     gpus: bool = True,
     with_processes: bool = True,
     with_commands: bool = False,
-    listen_xids: bool = False,
+    between_samples: bool = False,
     nvml_timeout: float = 10.0,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds."""
@@ -63,7 +63,7 @@ def open_collector(
         owners = scenario_owners(simulate) if simulate else local_owner
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
-            listen_xids=listen_xids,
+            between_samples=between_samples,
         ), nvml_timeout)
     return collector
 

@@ -191,6 +191,14 @@ METRICS: tuple[Metric, ...] = (
     _field(
         "gpu_persistence_mode", "persistence_mode", "1 when persistence mode is on.", convert=float
     ),
+    _field(
+        "gpu_accounting_enabled", "accounting.enabled",
+        "1 when NVML per-process accounting is on (absent: not available).", convert=float,
+    ),
+    _field(
+        "gpu_accounting_buffer_processes", "accounting.buffer_size",
+        "Processes the driver's accounting ring buffer keeps statistics of.",
+    ),
     _field("gpu_memory_total_bytes", "memory_total_bytes", "Framebuffer memory."),
     _field(
         "gpu_memory_used_bytes",

@@ -12,11 +12,12 @@ from hwinfo.model.snapshot import Snapshot
 UNKNOWN_USER = "(unknown)"
 
 
-def _users(s: Snapshot, field: str) -> Iterator[Sample]:
+def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:
+    """One sample per (GPU, user) row of `s.gpu.<rows>`: `users` now, or `accounted`."""
     if s.gpu is None:
         return
     uuids = {g.index: g.uuid or "" for g in s.gpu.gpus}
-    for usage in s.gpu.users or ():
+    for usage in getattr(s.gpu, rows) or ():
         value = getattr(usage, field)
         if value is not None:
             yield (
@@ -79,6 +80,31 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "user"),
         "gpu.users[].processes",
         lambda s: _users(s, "processes"),
+    ),
+    Metric(
+        "gpu_user_accounted_processes_total",
+        "counter",
+        "A user's processes that NVML accounting saw start and end between two samples "
+        "(accounting on, hwinfo serve only; owner gone: user \"(unknown)\").",
+        (*GPU_LABELS, "user"),
+        "gpu.accounted[].processes",
+        lambda s: _users(s, "processes", "accounted"),
+    ),
+    Metric(
+        "gpu_user_accounted_seconds_total",
+        "counter",
+        "Run time of those processes, from NVML accounting.",
+        (*GPU_LABELS, "user"),
+        "gpu.accounted[].run_seconds",
+        lambda s: _users(s, "run_seconds", "accounted"),
+    ),
+    Metric(
+        "gpu_user_accounted_busy_seconds_total",
+        "counter",
+        "Their run time times each one's lifetime GPU utilization, from NVML accounting.",
+        (*GPU_LABELS, "user"),
+        "gpu.accounted[].busy_seconds",
+        lambda s: _users(s, "busy_seconds", "accounted"),
     ),
     Metric(
         "mig_device_user_memory_used_bytes",

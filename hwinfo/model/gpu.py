@@ -200,6 +200,27 @@ class XidErrors:
     compute_instance_id: int | None = None
 
 
+@dataclass
+class Accounting:
+    """NVML's per-process accounting on a GPU (nvidia-smi's "Accounting Mode")."""
+
+    enabled: bool
+    buffer_size: int | None  # processes the driver's ring buffer keeps statistics of
+
+
+@dataclass
+class AccountedUsage:
+    """One user's processes on one GPU that NVML accounting saw start and end between two
+    of hwinfo's samples (no sample listed them running), counted since hwinfo started."""
+
+    gpu_index: int
+    user: str | None  # None: the process had gone before hwinfo could name its owner
+    processes: int
+    run_seconds: float
+    # Run time times each process's lifetime GPU utilization; processes without one add 0.
+    busy_seconds: float
+
+
 # P8 is the idle P-state of every NVIDIA GPU with P-states; P0-P5 are the working ones.
 _RESTING_PSTATE = 8
 # Unknown: when drivers set gpu_idle (a real idle RTX 3090 at P8 does not), and how busy a
@@ -270,6 +291,7 @@ class Gpu:
     addressing_mode: str | None = None
     # Processes NVML lists on the GPU and its MIG devices, collected or not; None: refused.
     process_count: int | None = None
+    accounting: Accounting | None = None  # None: not available (driver, binding, MIG device)
 
     def at_rest(self) -> bool:
         """Idle, so power management may slow it: the `gpu_idle` clock event, or a low-power
@@ -327,3 +349,5 @@ class GpuSystem:
     nvml_version: str | None
     gpus: list[Gpu] = field(default_factory=list)
     users: list[UserUsage] | None = field(default_factory=list)  # None: not collected
+    # Short jobs NVML accounting saw (`hwinfo serve` only: a one-shot report has no "between").
+    accounted: list[AccountedUsage] = field(default_factory=list)

@@ -239,6 +239,9 @@ def _gpu(gpu: Gpu, guesses: list[str]) -> dict[str, Any]:
         guesses.append(f"gpu {gpu.index}: memory_total_mib (NVML refused it)")
     if gpu.lost:
         data["lost"] = True
+    if gpu.accounting is not None and gpu.accounting.enabled:
+        # The mode and buffer size; the statistics of ended processes stay on the machine.
+        data["accounting"] = _present({"enabled": True, "buffer_size": gpu.accounting.buffer_size})
     if gpu.mig is not None:
         data["mig"] = _mig(gpu, gpu.mig, guesses)
     devices = [] if gpu.mig is None else gpu.mig.devices

@@ -8,6 +8,7 @@ from typing import Any
 
 from hwinfo.binding import pynvml
 from hwinfo.collect.gpu import nvml
+from hwinfo.collect.gpu.accounting import AccountedProcesses, read_accounting
 from hwinfo.collect.gpu.device import read_dynamic, read_static
 from hwinfo.collect.gpu.events import XidListener
 from hwinfo.collect.gpu.gpm import GpmReader, Key, attach
@@ -47,13 +48,15 @@ class GpuCollector:
         owner_of: OwnerLookup = local_owner,
         with_processes: bool = True,
         with_commands: bool = False,
-        listen_xids: bool = False,
+        between_samples: bool = False,
     ) -> None:
         self.owner_of = owner_of
         self.with_processes = with_processes
         self.with_commands = with_commands
-        # A daemon listens for XID events between samples; a one-shot report has no "between".
-        self.listen_xids = listen_xids
+        # A daemon listens for XID events and counts the jobs NVML accounting saw between
+        # samples; a one-shot report has no "between".
+        self.between_samples = between_samples
+        self._accounted = AccountedProcesses(owner_of) if between_samples and with_processes else None
         self._xids: XidListener | None = None
         self._started = False
         self._driver: dict[str, str | None] = {}
@@ -71,7 +74,7 @@ class GpuCollector:
                 return GpuSystem(exc.status, str(exc), None, None, None)
             self._started = True
             self._driver = self._read_driver()
-            if self.listen_xids:
+            if self.between_samples:
                 self._xids = self._start_listener()
         try:
             count = pynvml.nvmlDeviceGetCount()
@@ -83,7 +86,9 @@ class GpuCollector:
         self._activities.update(self._gpm.finish())
         attach(gpus, self._activities)
         users = user_rollup(gpus) if self.with_processes else None
-        return GpuSystem("ok", None, gpus=gpus, users=users, **self._driver)
+        accounted = [] if self._accounted is None else self._accounted.usage(
+            {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
+        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, **self._driver)
 
     def close(self) -> None:
         if self._xids is not None:
@@ -143,6 +148,9 @@ class GpuCollector:
             else:
                 processes, count = listed_processes(read, handle, self.owner_of,
                                                     self.with_processes, self.with_commands)
+            accounting = read_accounting(read, handle)
+            if accounting is not None and accounting.enabled and self._accounted is not None:
+                self._accounted.update(read, handle, uuid, index, processes or ())
         except (GpuLost, pynvml.NVMLError_GpuIsLost):
             return self._unreadable(index, "GPU is lost", lost=True)
         except pynvml.NVMLError as exc:
@@ -155,6 +163,7 @@ class GpuCollector:
             mig=mig,
             processes=processes,
             process_count=count,
+            accounting=accounting,
             xid_errors=self._xid_errors(uuid),
             unavailable=read.unavailable,
             **static.values,

@@ -266,6 +266,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
         _part("persistence", gpu.persistence_mode, lambda v: "on" if v else "off"),
         _part("compute", gpu.compute_mode),
         _part("P", gpu.performance_state),
+        _part("accounting", gpu.accounting, lambda a: "on" if a.enabled else "off"),
     ).replace("P ", "P"))
     section.field("Memory", _joined(
         _unavailable(gpu, "memory", _memory(gpu, host)),

@@ -23,7 +23,7 @@ def _xids(collector: GpuCollector, want: dict[int, set[int]], samples: int) -> d
 
 
 def test_xid_events_are_counted_per_gpu_and_code(simulate: Callable[..., GpuCollector]) -> None:
-    collector = simulate("faults-demo", listen_xids=True)
+    collector = simulate("faults-demo", between_samples=True)
     # faults-demo: XID 13 on GPU 0 after 2 samples, XID 79 on GPU 2 after 3 (and it is lost).
     assert _xids(collector, {0: {13}, 2: {79}}, samples=4) == {0: {13}, 2: {79}}
     gpus = collector.collect().gpus

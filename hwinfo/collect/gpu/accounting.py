@@ -1,0 +1,116 @@
+"""NVML accounting: whether it is on, and the processes it saw that no sample listed running.
+
+With accounting on, the driver keeps run time, peak memory and lifetime utilization of each
+process in a ring buffer (by default 4,000 processes) that outlives them. A job that starts
+and ends between two of hwinfo's samples is in no running-process list, but it is in that
+buffer: `AccountedProcesses` adds such jobs to per-user counters, once each.
+
+Cost per sample: three calls, plus one statistics call per pid new to the buffer. Pids in the
+buffer when hwinfo starts ended before it (or run now): they are taken as already counted, so
+a restarted daemon does not count them twice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hwinfo.binding import function, pynvml
+from hwinfo.collect.gpu.nvml import Reader
+from hwinfo.collect.gpu.processes import ProcessOwner
+from hwinfo.model.gpu import AccountedUsage, Accounting, GpuProcess
+
+_ENABLED = 1  # NVML_FEATURE_ENABLED
+_NOT_AVAILABLE_UINT = 0xFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE in an unsigned int
+
+_mode = function("nvmlDeviceGetAccountingMode")
+_buffer_size = function("nvmlDeviceGetAccountingBufferSize")
+_pids = function("nvmlDeviceGetAccountingPids")
+_stats_wrapper = function("nvmlDeviceGetAccountingStats")
+
+
+def _stats(handle: Any, pid: int) -> Any:
+    try:
+        return _stats_wrapper(handle, pid)
+    except TypeError:
+        # nvidia-ml-py stores None into the struct's integer field, and raises, when NVML
+        # answers NVML_VALUE_NOT_AVAILABLE for the peak memory (WDDM): the same C call
+        # through pynvml without its wrapper.
+        stats = pynvml.c_nvmlAccountingStats_t()
+        call = pynvml._nvmlGetFunctionPointer("nvmlDeviceGetAccountingStats")
+        pynvml._nvmlCheckReturn(call(handle, ctypes.c_uint(pid), ctypes.byref(stats)))
+        return stats
+
+
+def read_accounting(read: Reader, handle: Any) -> Accounting | None:
+    """The mode and buffer size; None where NVML does not give the mode."""
+    mode = read("accounting", _mode, handle)
+    if mode is None:
+        return None
+    return Accounting(mode == _ENABLED, read("accounting", _buffer_size, handle))
+
+
+class AccountedProcesses:
+    """Per-user counters of processes that NVML accounted and no sample listed running."""
+
+    def __init__(self, owner_of: Callable[[int], ProcessOwner | None]) -> None:
+        self._owner_of = owner_of
+        self._judged: dict[str, set[int]] = {}  # GPU UUID -> pids already counted or passed over
+        self._totals: dict[tuple[str, str | None], AccountedUsage] = {}
+
+    def update(self, read: Reader, handle: Any, uuid: str, index: int,
+               listed: Iterable[GpuProcess]) -> None:
+        """Count what ended since the last sample; `listed`: the processes listed running now."""
+        pids = read("accounting", _pids, handle)
+        if pids is None:
+            return
+        running = {p.pid: p.user for p in listed}
+        # A counter is served at 0 before it first grows: Prometheus's increase() cannot see
+        # a series' first value as growth. The owner-less row, and each user's on the GPUs
+        # where they run, are the rows short jobs land in.
+        for user in {None, *running.values()}:
+            self._row(uuid, index, user)
+        judged = self._judged.get(uuid)
+        if judged is None:  # first sample: everything here ended before hwinfo, or runs now
+            self._judged[uuid] = set(pids)
+            return
+        judged.update(running)  # listed running: the ledger counts it from the process lists
+        for pid in pids:
+            if pid in judged:
+                continue
+            # Its own reader: a pid the buffer dropped meanwhile (NotFound) is no fault to show.
+            stats = Reader()("accounting", _stats, handle, pid)
+            if stats is None or stats.isRunning:
+                continue  # asked again next sample, once it has ended
+            judged.add(pid)
+            self._add(uuid, index, pid, stats)
+        # The buffer forgets old processes; so does this set, or it would grow for ever.
+        judged.intersection_update(pids)
+
+    def _add(self, uuid: str, index: int, pid: int, stats: Any) -> None:
+        owner = self._owner_of(pid)
+        started = stats.startTime / 1_000_000
+        # A live process of that pid is the one accounted only if it began by then (it can
+        # still run after freeing the GPU); a later one reused the pid.
+        user = (owner.user if owner is not None and owner.started_at is not None
+                and owner.started_at <= started + 1 else None)
+        usage = self._row(uuid, index, user)
+        run = stats.time / 1000
+        usage.processes += 1
+        usage.run_seconds += run
+        if stats.gpuUtilization != _NOT_AVAILABLE_UINT:
+            usage.busy_seconds += run * min(stats.gpuUtilization, 100) / 100
+
+    def _row(self, uuid: str, index: int, user: str | None) -> AccountedUsage:
+        return self._totals.setdefault((uuid, user), AccountedUsage(index, user, 0, 0.0, 0.0))
+
+    def usage(self, present: dict[str, int]) -> list[AccountedUsage]:
+        """Totals of the GPUs present now (UUID -> index), by GPU then user."""
+        rows = []
+        for (uuid, _), usage in self._totals.items():
+            if uuid in present:
+                usage.gpu_index = present[uuid]
+                rows.append(usage)
+        return sorted(rows, key=lambda u: (u.gpu_index, u.user or ""))
+

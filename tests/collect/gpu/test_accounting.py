@@ -1,0 +1,91 @@
+"""NVML accounting in the GPU collector: the mode in every report, and short jobs counted
+once per user by a daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pynvml
+import pytest
+
+from hwinfo.collect.gpu.collector import GpuCollector
+from hwinfo.model.gpu import Accounting
+
+ScenarioFile = Callable[[dict[str, Any]], Path]
+Simulate = Callable[..., GpuCollector]
+
+GPUS = [
+    {"board": "RTX-A5000", "utilization_gpu_percent": 90, "processes": [
+        {"pid": 10, "used_memory_mib": 100, "user": "alice"}],
+     "accounting": {"enabled": True, "processes": [
+         {"pid": 500, "run_ms": 4000, "gpu_util_percent": 10},  # ended before hwinfo began
+         {"pid": 501, "ended_after_s": 2, "run_ms": 1500, "gpu_util_percent": 40},
+         # Peak memory not available (WDDM): nvidia-ml-py's own wrapper raises on it.
+         {"pid": 502, "ended_after_s": 2, "run_ms": 500, "max_memory_mib": None},
+     ]}},
+    {"board": "RTX-A5000"},
+]
+
+
+def _machine() -> Any:
+    return pynvml.nvmlLib.machine
+
+
+def test_a_report_says_whether_accounting_is_on(simulate: Simulate, scenario_file: ScenarioFile) -> None:
+    system = simulate(scenario_file({"gpus": GPUS})).collect()
+    assert [g.accounting for g in system.gpus] == [Accounting(True, 4000), Accounting(False, 4000)]
+    assert system.accounted == []  # a one-shot report has no "between two samples"
+
+
+def test_old_drivers_without_accounting_read_as_not_available(
+    simulate: Simulate, scenario_file: ScenarioFile
+) -> None:
+    doc = {"driver": {"symbols": ["nvmlInit_v2", "nvmlInitWithFlags", "nvmlShutdown",
+                                  "nvmlErrorString", "nvmlDeviceGetCount_v2",
+                                  "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetUUID"]},
+           "gpus": GPUS}
+    system = simulate(scenario_file(doc)).collect()
+    assert [g.accounting for g in system.gpus] == [None, None]
+    assert "accounting" not in system.gpus[0].unavailable
+
+
+def test_a_daemon_counts_each_short_job_once(simulate: Simulate, scenario_file: ScenarioFile) -> None:
+    collector = simulate(scenario_file({"gpus": GPUS}), between_samples=True)
+    # What the buffer held at start is not counted; the rows short jobs may land in are
+    # there at 0 from the first sample (the owner-less one, and each running user's).
+    assert [(u.gpu_index, u.user, u.processes, u.run_seconds) for u in collector.collect().accounted
+            ] == [(0, None, 0, 0.0), (0, "alice", 0, 0.0)]
+    _machine().advance(3)
+    for _ in range(2):  # counted once, however many samples see it in the buffer
+        usage, alice = collector.collect().accounted
+        assert alice.processes == 0
+        assert (usage.gpu_index, usage.user, usage.processes) == (0, None, 2)
+        assert usage.run_seconds == 2.0
+        assert usage.busy_seconds == pytest.approx(1.5 * 0.4)  # pid 502 has no utilization: adds nothing busy
+
+
+def test_jobs_a_sample_saw_running_are_left_to_the_process_lists(
+    simulate: Simulate, scenario_file: ScenarioFile
+) -> None:
+    collector = simulate(scenario_file({"gpus": GPUS[1:]}), between_samples=True)
+    machine = _machine()
+    collector.collect()  # starts NVML
+    pynvml.nvmlDeviceSetAccountingMode(pynvml.nvmlDeviceGetHandleByIndex(0), 1)
+    machine.set_processes(0, [{"pid": 20, "used_memory_mib": 5, "user": "bob"}])
+    collector.collect()  # pid 20 listed running
+    machine.set_processes(0, [{"pid": 21, "used_memory_mib": 5, "user": "carol"}])
+    machine.set_processes(0, [])  # pid 21 began and ended between two samples
+    usage, bob = collector.collect().accounted
+    assert (usage.user, usage.processes, bob.user, bob.processes) == (None, 1, "bob", 0)
+
+
+def test_without_process_collection_nothing_is_counted(
+    simulate: Simulate, scenario_file: ScenarioFile
+) -> None:
+    collector = simulate(scenario_file({"gpus": GPUS}), between_samples=True, with_processes=False)
+    collector.collect()
+    _machine().advance(3)
+    system = collector.collect()
+    assert system.accounted == [] and system.gpus[0].accounting == Accounting(True, 4000)
