@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.artifacts import LAB_DASHBOARD, dashboard
+from tests.deploy.artifacts import LAB_DASHBOARD, README, dashboard
 from tests.deploy.ledger_stack import LAB, lab
 from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
@@ -156,3 +158,45 @@ def test_every_lab_dashboard_query_answers(stack: Stack) -> None:
 def test_the_lab_dashboard_counts_what_is_free(stack: Stack) -> None:
     assert stat_values(stack, LAB_BOARD, "Free now") == {
         "Free GPUs": 1, "Idle MIG devices": 1, "Hosts down or stale": 0}
+
+
+# The README's ledger examples: ```text blocks whose first line is "$ hwinfo usage|fleet
+# --prometheus URL ...". They are this lab's output; what depends on timing is masked before
+# comparing: the clock, the loopback ports Prometheus scrapes (so the hosts' order too), the
+# GPU-hours and kWh (how long the lab had run) and the total's mean utilization (the users'
+# held times in a ratio that is only nearly 8 : 1). Rows, columns, users, models, memory,
+# states, holders, MIG capacity and fits must be as shown.
+_README_EXAMPLE = re.compile(r"```text\n\$ (hwinfo (?:usage|fleet) --prometheus [^\n]*)\n(.*?)\n```",
+                             re.DOTALL)
+_MASKS = [
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"), "<time>"),
+    (re.compile(r"127\.0\.0\.1:\d+"), "<host>"),
+    (re.compile(r"(?<![\d.])\d+\.\d(?![\d.]| GiB| MiB)"), "<h>"),  # hours and kWh, not sizes
+    (re.compile(r"\d+%(?=\s+\S+ GiB\s+<h>$)"), "<%>"),
+]
+
+
+def _masked(lines: list[str], sort: bool) -> list[str]:
+    masked = []
+    for line in lines:
+        for pattern, mask in _MASKS[:3]:
+            line = pattern.sub(mask, line.rstrip())
+        if line.lstrip().startswith("(total)"):
+            line = _MASKS[3][0].sub(_MASKS[3][1], line)
+        masked.append(line)
+    # Hosts are ordered by instance, here a random port: compare fleet rows as a set.
+    return sorted(masked) if sort else masked
+
+
+def test_readme_ledger_examples_are_this_lab_s_output(stack: Stack) -> None:
+    examples = _README_EXAMPLE.findall(README.read_text())
+    assert {command.split()[1] for command, _ in examples} == {"usage", "fleet"}
+    for command, shown in examples:
+        argv = shlex.split(command)[1:]
+        argv[argv.index("--prometheus") + 1] = stack.prometheus
+        done = hwinfo(*argv)
+        assert done.returncode == 0, done.stderr
+        fleet = argv[0] == "fleet"
+        assert _masked(shown.split("\n"), fleet) == _masked(done.stdout.rstrip("\n").split("\n"), fleet), (
+            f"the README's example of `{command}` is not this lab's output; it now reads:\n"
+            f"{done.stdout}")
