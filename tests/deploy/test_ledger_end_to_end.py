@@ -131,20 +131,45 @@ def test_fleet_text_names_holders(stack: Stack) -> None:
     assert "Where 40.0 GiB fits now" in done.stdout
 
 
+def fleet_once_host_is(stack: Stack, state: str) -> Any:
+    """`fleet --need-memory 1GiB` as JSON, once the lab's only host is in this state."""
+    def in_state() -> Any:
+        document = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "1GiB")
+        return document if document["hosts"][0]["state"] == state else None
+
+    return wait_for(f"the host to be {state}", in_state, timeout=30)
+
+
 def test_a_host_that_stops_answering_is_down_and_never_free(tmp_path: Path) -> None:
     with lab(tmp_path, {"idle": LAB["idle"]}) as (running, daemons):
         first = answer("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
         assert [fit["gpu"] for fit in first["fits"]] == ["1"]
         os.kill(daemons["idle"].pid, signal.SIGSTOP)  # scrapes now time out
         try:
-            def down() -> Any:
-                document = answer("fleet", "--prometheus", running.prometheus,
-                                  "--need-memory", "1GiB")
-                return document if document["hosts"][0]["state"] == "down" else None
-
-            assert wait_for("the host to be down", down, timeout=30)["fits"] == []
+            assert fleet_once_host_is(running, "down")["fits"] == []
         finally:
             os.kill(daemons["idle"].pid, signal.SIGCONT)
+
+
+def test_a_host_whose_nvml_hangs_is_stale_and_never_free(tmp_path: Path) -> None:
+    # The simulator's hang: from the 8th sample on (4 s at the lab's 0.5 s interval), every
+    # power reading blocks for 10 minutes. The daemon keeps answering scrapes with its last
+    # GPU data and hwinfo_collection_stalled{source="gpu"} 1 once its 5 s NVML deadline passes,
+    # so Prometheus sees a host that is up but whose GPU data can no longer be trusted: its
+    # free GPU 1 must not be offered.
+    hanging = {**LAB["idle"], "faults": [
+        {"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 600, "after_samples": 8}]}
+    with lab(tmp_path, {"idle": hanging}) as (running, _):
+        stale = fleet_once_host_is(running, "stale")
+        assert stale["fits"] == []
+        assert stale["hosts"][0]["gpu_data_age_seconds"] > 0
+        text = hwinfo("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
+        assert text.returncode == 0, text.stderr
+        rows = [line for line in text.stdout.splitlines() if line.startswith("  127.0.0.1:")]
+        # The host's line ("stale (GPU data N s old)"), then each GPU's: all stale, none free.
+        assert len(rows) == 3 and all(" stale" in row and " free" not in row for row in rows), (
+            text.stdout)
+        assert "nowhere:" in text.stdout
 
 
 LAB_BOARD = dashboard(LAB_DASHBOARD)
