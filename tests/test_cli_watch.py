@@ -31,6 +31,14 @@ def terminal() -> Iterator[Callable[..., Callable[[], list[str]]]]:
                                    capture_output=True, text=True, check=False).stdout
             return shown.rstrip("\n").split("\n")
 
+        def joined() -> list[str]:
+            """The screen with the lines the terminal wrapped itself joined again (-J): what
+            the program printed as one line, however the terminal showed it."""
+            shown = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-t", "watch"],
+                                   capture_output=True, text=True, check=False).stdout
+            return shown.rstrip("\n").split("\n")
+
+        screen.joined = joined  # type: ignore[attr-defined]
         screen.resize = lambda rows: subprocess.run(  # type: ignore[attr-defined]
             [*tmux, "resize-window", "-t", "watch", "-y", str(rows)], check=True)
         return screen
@@ -75,6 +83,12 @@ def test_a_from_watch_keeps_trying_until_the_daemon_answers(terminal) -> None:
         port = probe.getsockname()[1]
     screen = terminal(f"{COMMAND} --from http://127.0.0.1:{port} --watch 0.5")
     _wait_for(screen, lambda s: any("trying again" in line for line in s))
+    # The retry message (about 110 characters) fits the 80 columns by itself, broken between
+    # words: no line the terminal had to wrap.
+    said = [line for line in screen.joined() if line.strip()]
+    assert len(said) >= 2 and max(len(line) for line in said) <= 80, said
+    assert " ".join(said).endswith("connection refused (is hwinfo serve running there?); "
+                                   "trying again")
     daemon = subprocess.Popen([sys.executable, "-m", "hwinfo", "serve", "--address",
                                "127.0.0.1", "--port", str(port), "--simulate", "cloud-t4",
                                "--interval", "0.5"], stderr=subprocess.DEVNULL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import sys
+import textwrap
 import time
 
 import click
@@ -28,13 +29,15 @@ _WRITE_GRACE_SECONDS = 0.5
 _CHUNK = 4096
 
 
-def _terminal_rows() -> int:
-    """The terminal's height now, asked of the terminal itself at every refresh, so a resize
-    is followed: LINES in the environment (what shutil prefers) does not follow one."""
+def _terminal_size() -> tuple[int, int]:
+    """The terminal's (rows, columns) now, asked of the terminal itself at every refresh, so a
+    resize is followed: LINES and COLUMNS in the environment (what shutil prefers) do not
+    follow one."""
     try:
-        return os.get_terminal_size(sys.stdout.fileno()).lines or 24
+        size = os.get_terminal_size(sys.stdout.fileno())
     except OSError:
-        return 24
+        return 24, 80
+    return size.lines or 24, size.columns or 80
 
 
 def write_whole(text: str) -> None:
@@ -139,7 +142,7 @@ def report(
 
     def show() -> bool:
         """Print one snapshot; whether every source was read."""
-        rows = _terminal_rows() if on_screen else LINES
+        rows, columns = _terminal_size() if on_screen else (LINES, 80)
         try:
             snapshot = collector.collect()
             if selectors is not None:
@@ -148,8 +151,14 @@ def report(
             if not watch:
                 raise click.ClickException(str(exc)) from None
             # Watching: say so and keep trying, so a daemon restart does not end the watch.
-            write_whole((_CLEAR if on_screen else "")
-                        + style.warn(f"{time.strftime('%H:%M:%S')} {exc}; trying again") + "\n")
+            said = f"{time.strftime('%H:%M:%S')} {exc}; trying again"
+            if not on_screen:  # a log: one line per try
+                write_whole(style.warn(said) + "\n")
+                return False
+            # On screen, broken between words within the width: a line the terminal wraps
+            # itself splits words and is cut wherever the terminal is narrower.
+            write_whole(_CLEAR + "".join(style.warn(line) + "\n"
+                                         for line in textwrap.wrap(said, columns)))
             return False
         except SelectionError as exc:
             raise click.ClickException(str(exc)) from None

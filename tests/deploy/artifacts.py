@@ -13,6 +13,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "grafana" / "hwinfo.json"
 LAB_DASHBOARD = REPO / "grafana" / "lab.json"  # the ledger's
+README = REPO / "README.md"
 DASHBOARDS = (DASHBOARD, LAB_DASHBOARD)
 ALERTS = REPO / "prometheus" / "hwinfo-alerts.yml"
 ALERT_TESTS = REPO / "prometheus" / "hwinfo-alerts.test.yml"

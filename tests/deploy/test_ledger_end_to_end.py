@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.artifacts import LAB_DASHBOARD, dashboard
+from tests.deploy.artifacts import LAB_DASHBOARD, README, dashboard
 from tests.deploy.ledger_stack import LAB, lab
 from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
@@ -129,20 +131,45 @@ def test_fleet_text_names_holders(stack: Stack) -> None:
     assert "Where 40.0 GiB fits now" in done.stdout
 
 
+def fleet_once_host_is(stack: Stack, state: str) -> Any:
+    """`fleet --need-memory 1GiB` as JSON, once the lab's only host is in this state."""
+    def in_state() -> Any:
+        document = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "1GiB")
+        return document if document["hosts"][0]["state"] == state else None
+
+    return wait_for(f"the host to be {state}", in_state, timeout=30)
+
+
 def test_a_host_that_stops_answering_is_down_and_never_free(tmp_path: Path) -> None:
     with lab(tmp_path, {"idle": LAB["idle"]}) as (running, daemons):
         first = answer("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
         assert [fit["gpu"] for fit in first["fits"]] == ["1"]
         os.kill(daemons["idle"].pid, signal.SIGSTOP)  # scrapes now time out
         try:
-            def down() -> Any:
-                document = answer("fleet", "--prometheus", running.prometheus,
-                                  "--need-memory", "1GiB")
-                return document if document["hosts"][0]["state"] == "down" else None
-
-            assert wait_for("the host to be down", down, timeout=30)["fits"] == []
+            assert fleet_once_host_is(running, "down")["fits"] == []
         finally:
             os.kill(daemons["idle"].pid, signal.SIGCONT)
+
+
+def test_a_host_whose_nvml_hangs_is_stale_and_never_free(tmp_path: Path) -> None:
+    # The simulator's hang: from the 8th sample on (4 s at the lab's 0.5 s interval), every
+    # power reading blocks for 10 minutes. The daemon keeps answering scrapes with its last
+    # GPU data and hwinfo_collection_stalled{source="gpu"} 1 once its 5 s NVML deadline passes,
+    # so Prometheus sees a host that is up but whose GPU data can no longer be trusted: its
+    # free GPU 1 must not be offered.
+    hanging = {**LAB["idle"], "faults": [
+        {"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 600, "after_samples": 8}]}
+    with lab(tmp_path, {"idle": hanging}) as (running, _):
+        stale = fleet_once_host_is(running, "stale")
+        assert stale["fits"] == []
+        assert stale["hosts"][0]["gpu_data_age_seconds"] > 0
+        text = hwinfo("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
+        assert text.returncode == 0, text.stderr
+        rows = [line for line in text.stdout.splitlines() if line.startswith("  127.0.0.1:")]
+        # The host's line ("stale (GPU data N s old)"), then each GPU's: all stale, none free.
+        assert len(rows) == 3 and all(" stale" in row and " free" not in row for row in rows), (
+            text.stdout)
+        assert "nowhere:" in text.stdout
 
 
 LAB_BOARD = dashboard(LAB_DASHBOARD)
@@ -156,3 +183,45 @@ def test_every_lab_dashboard_query_answers(stack: Stack) -> None:
 def test_the_lab_dashboard_counts_what_is_free(stack: Stack) -> None:
     assert stat_values(stack, LAB_BOARD, "Free now") == {
         "Free GPUs": 1, "Idle MIG devices": 1, "Hosts down or stale": 0}
+
+
+# The README's ledger examples: ```text blocks whose first line is "$ hwinfo usage|fleet
+# --prometheus URL ...". They are this lab's output; what depends on timing is masked before
+# comparing: the clock, the loopback ports Prometheus scrapes (so the hosts' order too), the
+# GPU-hours and kWh (how long the lab had run) and the total's mean utilization (the users'
+# held times in a ratio that is only nearly 8 : 1). Rows, columns, users, models, memory,
+# states, holders, MIG capacity and fits must be as shown.
+_README_EXAMPLE = re.compile(r"```text\n\$ (hwinfo (?:usage|fleet) --prometheus [^\n]*)\n(.*?)\n```",
+                             re.DOTALL)
+_MASKS = [
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"), "<time>"),
+    (re.compile(r"127\.0\.0\.1:\d+"), "<host>"),
+    (re.compile(r"(?<![\d.])\d+\.\d(?![\d.]| GiB| MiB)"), "<h>"),  # hours and kWh, not sizes
+    (re.compile(r"\d+%(?=\s+\S+ GiB\s+<h>$)"), "<%>"),
+]
+
+
+def _masked(lines: list[str], sort: bool) -> list[str]:
+    masked = []
+    for line in lines:
+        for pattern, mask in _MASKS[:3]:
+            line = pattern.sub(mask, line.rstrip())
+        if line.lstrip().startswith("(total)"):
+            line = _MASKS[3][0].sub(_MASKS[3][1], line)
+        masked.append(line)
+    # Hosts are ordered by instance, here a random port: compare fleet rows as a set.
+    return sorted(masked) if sort else masked
+
+
+def test_readme_ledger_examples_are_this_lab_s_output(stack: Stack) -> None:
+    examples = _README_EXAMPLE.findall(README.read_text())
+    assert {command.split()[1] for command, _ in examples} == {"usage", "fleet"}
+    for command, shown in examples:
+        argv = shlex.split(command)[1:]
+        argv[argv.index("--prometheus") + 1] = stack.prometheus
+        done = hwinfo(*argv)
+        assert done.returncode == 0, done.stderr
+        fleet = argv[0] == "fleet"
+        assert _masked(shown.split("\n"), fleet) == _masked(done.stdout.rstrip("\n").split("\n"), fleet), (
+            f"the README's example of `{command}` is not this lab's output; it now reads:\n"
+            f"{done.stdout}")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import urllib.request
 from pathlib import Path
 
 from hwinfo.exporter.catalogue import all_metrics, markdown_table
+from tests.exporter.serving import serving
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 # Units we never export: the value is converted to the base unit instead.
@@ -40,3 +42,29 @@ def test_readme_catalogue_is_the_code_s() -> None:
         "README's metric table differs from the code: regenerate it with "
         "`python -m hwinfo.exporter.catalogue` and paste it in"
     )
+
+
+def _documented_series() -> dict[str, tuple[int, int]]:
+    """The README's cardinality table: scenario -> (series, series with --process-metrics)."""
+    section = README.read_text().split("### Cardinality", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z0-9-]+)`[^|]*\| (\d+) \| (\d+) \|$", section, re.MULTILINE)
+    return {name: (int(plain), int(per_process)) for name, plain, per_process in rows}
+
+
+def _served_series(*args: str) -> int:
+    """Sample lines a real daemon serves: the series one scrape adds to Prometheus."""
+    with serving(*args) as url, urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def test_readme_series_counts_are_what_the_daemon_serves() -> None:
+    documented = _documented_series()
+    assert set(documented) == {"dgx-h100", "dgx-a100-mig"}, "the README's cardinality table moved"
+    served = {name: (_served_series("--simulate", name),
+                     _served_series("--simulate", name, "--process-metrics"))
+              for name in documented}
+    assert served == documented, "update the README's cardinality table to these figures"
+    # bench/exporter.py scrapes dgx-a100-mig with --process-metrics: its row names that count.
+    benchmarks = README.read_text().split("## Benchmarks", 1)[1]
+    assert f"with per-process series: {served['dgx-a100-mig'][1]} series" in benchmarks

@@ -83,6 +83,10 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
         _clip(_cpu_line(snapshot.cpu)),
         _clip(_memory_line(snapshot.memory)),
     ]
+    # Failed sources matter more than who is on the GPUs: their lines are counted first, so
+    # the users give way ("+N more users") and the brief keeps its height.
+    errors = [style.warn(_clip(f"{error.source}: collection failed: {error.message}"))
+              for error in snapshot.errors]
     system = snapshot.gpu
     if system is None:
         out.append("GPUs  not collected (--no-gpu)")
@@ -96,10 +100,18 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
             table.table(SUMMARY_HEADER, [summary_row(g, style) for g in system.gpus],
                         SUMMARY_ALIGN, min_widths=SUMMARY_WIDTHS)
             out += table.lines[1:]
-        out += _users(system.users or [], lines - len(out))
-    for error in snapshot.errors:
-        out.append(style.warn(_clip(f"{error.source}: collection failed: {error.message}")))
+        out += _users(system.users or [], lines - len(out) - len(errors))
+    out += _within(errors, lines - len(out), "collection errors")
     return "\n".join(out) + "\n"
+
+
+def _within(items: list[str], room: int, what: str) -> list[str]:
+    """As many of `items` as fit `room` lines, the last line a count of the rest if some do not."""
+    if len(items) <= room:
+        return items
+    if room < 1:
+        return []
+    return items[: room - 1] + [f"  +{len(items) - room + 1} more {what}"]
 
 
 def _users(users: list[UserUsage], room: int) -> list[str]:
@@ -107,15 +119,10 @@ def _users(users: list[UserUsage], room: int) -> list[str]:
     totals = user_totals(users)
     if not totals or room < 2:
         return []
-    fit = room - 1
-    shown = totals if len(totals) <= fit else totals[: fit - 1]
-    lines = ["Users"] + [
+    return ["Users"] + _within([
         _clip(f"  {total.user or '(unknown)':<12} {or_na(total.used_memory_bytes, size):>9}"
               f" on GPU{'s' if len(total.gpu_indices) > 1 else ''} "
               f"{','.join(map(str, total.gpu_indices))}{_SEP}{total.processes} "
               f"proc{'s' if total.processes != 1 else ''}")
-        for total in shown
-    ]
-    if len(shown) < len(totals):
-        lines.append(f"  +{len(totals) - len(shown)} more users")
-    return lines
+        for total in totals
+    ], room - 1, "users")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fixtures.simulated import simulated_snapshot as _snapshot
 
+from hwinfo.model.snapshot import SourceError
 from hwinfo.render.text.brief import LINES, render_brief
 from hwinfo.render.text.style import Style
 
@@ -31,14 +32,19 @@ def test_users_are_totals_across_gpus_busiest_first() -> None:
     assert "on GPUs 1,4,7 · 14 procs" in users[0]
 
 
-def test_many_users_end_in_a_count(tmp_path: Path) -> None:
+def _crowd(tmp_path: Path) -> Path:
+    """Eight A100s, each with the same 30 users' processes: more users than the brief has room."""
     doc = {"format": 1, "gpus": [{"board": "A100-SXM4-80GB", "processes": [
         {"pid": 1000 + i, "used_memory_mib": 100 + i, "user": f"user{i:02d}", "command": "python"}
         for i in range(30)
     ]} for _ in range(8)]}
     scenario = tmp_path / "crowd.json"
     scenario.write_text(json.dumps(doc))
-    lines = _lines(scenario)
+    return scenario
+
+
+def test_many_users_end_in_a_count(tmp_path: Path) -> None:
+    lines = _lines(_crowd(tmp_path))
     assert len(lines) == LINES
     assert lines[-1] == f"  +{30 - (LINES - 14 - 1)} more users"
     assert lines[lines.index("Users") + 1].split()[0] == "user29"
@@ -48,3 +54,26 @@ def test_no_driver_is_one_line() -> None:
     lines = _lines("no-driver")
     assert lines[3] == "GPUs  no NVIDIA driver installed (libnvidia-ml.so.1 not found)"
     assert len(lines) == 4
+
+
+def test_collection_errors_count_against_the_budget(tmp_path: Path) -> None:
+    # The crowded box of the test above, with two sources failing: the error lines stay (they
+    # matter more) and the users shrink, so the brief is still 24 lines.
+    snapshot = _snapshot(_crowd(tmp_path))
+    snapshot.errors = [SourceError("cpu", "cannot read /proc/cpuinfo"),
+                       SourceError("memory", "cannot read /proc/meminfo")]
+    lines = render_brief(snapshot, Style(color=False)).splitlines()
+    assert len(lines) == LINES
+    assert lines[-2:] == ["cpu: collection failed: cannot read /proc/cpuinfo",
+                          "memory: collection failed: cannot read /proc/meminfo"]
+    assert lines[-3] == f"  +{30 - (LINES - 14 - 1 - 2)} more users"
+
+
+def test_more_errors_than_room_end_in_a_count() -> None:
+    snapshot = _snapshot("dgx-h100")
+    snapshot.errors = [SourceError(f"source{i}", "failed") for i in range(LINES)]
+    lines = render_brief(snapshot, Style(color=False)).splitlines()
+    assert len(lines) == LINES
+    assert lines[-1].startswith("  +") and lines[-1].endswith(" more collection errors")
+    shown = sum(line.endswith(": collection failed: failed") for line in lines)
+    assert shown + int(lines[-1].split()[0][1:]) == LINES

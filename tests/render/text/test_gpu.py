@@ -116,3 +116,15 @@ def test_memory_error_reporting_refused_is_not_available_not_absent() -> None:
     health = next(line for line in render_gpus(system, Style()).splitlines()
                   if line.startswith("  Health "))
     assert health.split("Health", 1)[1].strip() == "not available (Insufficient Permissions)"
+
+
+def test_a_reason_sits_on_the_fact_it_belongs_to() -> None:
+    # h200-mig's framebuffer memory query is refused (Insufficient Permissions) while BAR1 is
+    # read: the reason belongs on the Memory figure, and BAR1 keeps its values.
+    lines = render_gpus(_system("h200-mig"), Style(color=False)).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  Memory "))
+    field = [lines[at].split("Memory", 1)[1].strip()]
+    field += [line.strip() for line in lines[at + 1:] if line.startswith(" " * 17)][:1]
+    memory, bar1 = " ".join(field).split(" · ", 1)
+    assert memory == "not available (Insufficient Permissions)"
+    assert bar1 == "BAR1 1.00 MiB / 256 GiB"

@@ -1,0 +1,92 @@
+"""The process table: what each process is doing (SM % from NVML's per-process samples, CPU %,
+resident memory and run time from this host's process table), as nvitop shows it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from hwinfo import sim
+from hwinfo.collect.gpu.collector import GpuCollector
+from hwinfo.collect.gpu.processes import local_owner
+from hwinfo.render.text.gpu import render_gpus
+from hwinfo.render.text.style import Style
+
+SCENARIOS = Path(sim.__file__).parent / "scenarios"
+# Above any Linux pid_max (at most 2**22): a PID no process here can have.
+_NOWHERE = 2**22 + 1
+# Burns a second of CPU, then sleeps: a process with a CPU %, a resident size and an age.
+_BUSY = "import time\nend = time.process_time() + 1\nwhile time.process_time() < end: pass\ntime.sleep(60)"
+
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def _cells(line: str) -> list[str]:
+    """A table line split on spaces, a size's number and unit ("21.4 GiB") kept together."""
+    cells: list[str] = []
+    for word in line.split():
+        if word in _UNITS and cells:
+            cells[-1] += f" {word}"
+        else:
+            cells.append(word)
+    return cells
+
+
+def _table(text: str, gpu: int) -> list[list[str]]:
+    """GPU `gpu`'s process table: the header's cells, then each row's."""
+    block = text.split(f"\nGPU {gpu} ", 1)[1].split("\n\n", 1)[0].splitlines()
+    start = block.index("  Processes") + 1
+    return [_cells(line) for line in block[start:]]
+
+
+def test_sm_cpu_rss_and_time_of_a_real_process(tmp_path: Path) -> None:
+    # workstation-geforce's GPUs, with the RTX 3090's training job (96 % SM in the scenario)
+    # played by a real process of this host, so psutil reads its CPU time, RSS and start; the
+    # RTX 4090's processes get PIDs no process here has, as if in another PID namespace.
+    doc = json.loads((SCENARIOS / "workstation-geforce.json").read_text())
+    for i, proc in enumerate(doc["gpus"][0]["processes"]):
+        proc["pid"] = _NOWHERE + i
+    child = subprocess.Popen([sys.executable, "-c", _BUSY])
+    try:
+        owner = psutil.Process(child.pid)
+        deadline = time.monotonic() + 20
+        while sum(owner.cpu_times()[:2]) < 0.9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        doc["gpus"][1]["processes"][0]["pid"] = child.pid
+        scenario = tmp_path / "workstation.json"
+        scenario.write_text(json.dumps(doc))
+        sim.install(sim.load_scenario(str(scenario)))
+        collector = GpuCollector(local_owner)
+        try:
+            text = render_gpus(collector.collect(), Style(color=False))
+        finally:
+            collector.close()
+            sim.uninstall()
+        resident, user = owner.memory_info().rss, owner.username()
+        age = time.time() - owner.create_time()
+    finally:
+        child.kill()
+        child.wait()
+    header, row = _table(text, 1)
+    assert header == ["PID", "User", "Memory", "T", "SM", "CPU", "RSS", "Time", "Command"]
+    cells = dict(zip(header, row, strict=False))
+    assert cells["PID"] == str(child.pid) and cells["User"] == user
+    assert cells["SM"] == "96%"
+    # A second of CPU over its run so far: most of one core, never more than all of it.
+    assert 30 <= int(cells["CPU"].rstrip("%")) <= 100
+    rss = float(cells["RSS"][:-1]) * 1024 ** "BKMG".index(cells["RSS"][-1])
+    assert abs(rss - resident) <= 0.1 * resident
+    assert cells["Time"].endswith("s") and 1 <= int(cells["Time"][:-1]) <= age + 1
+    assert cells["Command"] == Path(sys.executable).name  # the name; --full-command: the line
+    # The RTX 4090: no process of this host, so no CPU, RSS or Time column; the SM column
+    # stays, since NVML sampled firefox (5 %), and the rest read n/a.
+    header, *rows = _table(text, 0)
+    assert header == ["PID", "User", "Memory", "T", "SM", "Command"]
+    assert [row[4] for row in rows] == ["n/a", "n/a", "5%", "n/a"]
+    assert all(row[1] == "?" for row in rows)
