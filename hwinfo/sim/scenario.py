@@ -262,7 +262,7 @@ class GpuInstanceSpec:
     start: int  # first memory slice
     profile: GpuInstanceProfile
     compute_instances: tuple[ComputeInstanceSpec, ...]
-    gpm: GpmSpec | None = None  # None: idle to GPM
+    gpm: GpmSpec | None = None  # None: idle, if its GPU declares GPM (nvml_lib_gpm.supported)
     # What its MIG devices report, exactly as a dump showed it; None: from the profile and
     # the compute instances' use.
     memory_total_mib: int | None = None
@@ -332,7 +332,7 @@ class GpuSpec:
     numa_node: int | None
     cpu_affinity: tuple[int, ...] | None
     addressing_mode: str | None  # "none", "hmm" or "ats" (memory shared with the CPU)
-    gpm: GpmSpec | None  # None: idle to GPM (where the board has it)
+    gpm: GpmSpec | None  # None: no GPM unless a GPU instance declares it (nvml_lib_gpm)
     mig: MigSpec | None
     processes: tuple[ProcessSpec, ...]
     lost: Window | None

@@ -6,8 +6,9 @@ library) in a subprocess. The expected values are read from the capture here, wi
 lookups that share nothing with the importer.
 
 Not compared, and why:
-- cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak: nvidia-smi
-  -q does not print them (the imported scenario leaves them NotSupported: asserted null).
+- cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak, GPM
+  activity: nvidia-smi -q does not print them (the imported scenario leaves them
+  NotSupported: asserted null).
 - PCI subsystem id, BAR1 of MIG devices, encoder/FBC stats, applications clocks, T.Limit
   temperatures: hwinfo's report has no such field.
 - MIG placements and profile ids: `-q` does not print them; the profile name is compared
@@ -604,6 +605,7 @@ NOT_IN_A_DUMP = (
     "energy_joules",
     "numa_node",
     "cpu_affinity",
+    "activity",  # GPM: nvidia-smi shows no GPM figures, so none may be invented (idle)
 )
 
 
@@ -697,6 +699,7 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             for d in devices
         ]
         assert got_devices == expected.mig_devices
+        assert [d["activity"] for d in devices] == [None] * len(devices)
         if capture.mig_names:
             assert {d["index"]: d["profile"] for d in devices} == capture.mig_names
         processes = sorted(expected.processes)
