@@ -111,6 +111,24 @@ def test_the_child_keeps_its_own_packages(tmp_path: Path) -> None:
     assert psutil_seen == alone  # hwinfo's own site-packages (with psutil) stayed out
 
 
+def test_a_python_without_pynvml_runs_silently_and_keeps_its_sitecustomize(
+        tmp_path: Path) -> None:
+    """A child that is no NVML client gets no "Error in sitecustomize", and the sitecustomize
+    the bootstrap shadows (Debian ships one) still runs."""
+    base = sys._base_executable  # without this venv's site-packages
+    has_pynvml = subprocess.run([base, "-c", "import pynvml"], capture_output=True, check=False)
+    require(has_pynvml.returncode != 0, f"{base} has a pynvml of its own")
+    # Printed in the child only (hwinfo itself also starts with this PYTHONPATH).
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os\nif os.environ.get('HWINFO_SIM_SCENARIO'):\n"
+        "    print('shadowed sitecustomize ran')\n")
+    run = subprocess.run([*HWINFO, "sim", "run", "cloud-t4", "--", base, "-c", "print(1)"],
+                         capture_output=True, text=True, check=False, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.splitlines() == ["shadowed sitecustomize ran", "1"]
+
+
 LIST_PROCESSES = (
     "import json, psutil, pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(0); "
     "pids = [p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)]; "
