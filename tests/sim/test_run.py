@@ -132,18 +132,22 @@ def test_a_python_without_pynvml_runs_silently_and_keeps_its_sitecustomize(
 LIST_PROCESSES = (
     "import json, psutil, pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(0); "
     "pids = [p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)]; "
-    "print(json.dumps({p: psutil.Process(p).name() for p in pids}))"
+    "print(json.dumps({p: [psutil.Process(p).name(), psutil.Process(p).cmdline()] "
+    "for p in pids}))"
 )
 
 
-def test_placeholders_carry_the_command_name_and_end_with_the_run() -> None:
+def test_placeholders_show_the_scenario_s_command_and_end_with_the_run() -> None:
     run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
                           sys.executable, "-c", LIST_PROCESSES],
                          capture_output=True, text=True, check=True, timeout=60)
-    names = {int(pid): name for pid, name in json.loads(run.stdout).items()}
+    assert run.stderr == ""  # no notes about users: placeholders run as us unless we are root
+    shown = {int(pid): (name, tuple(argv)) for pid, (name, argv) in json.loads(run.stdout).items()}
     commands = [p["command"] for p in _builtin("cloud-t4")["gpus"][0]["processes"]]
-    assert sorted(names.values()) == sorted(Path(c.split()[0]).name for c in commands)
-    assert not any(psutil.pid_exists(pid) for pid in names)
+    assert sorted(shown.values()) == sorted(
+        (Path(c.split()[0]).name[:15], tuple(c.split())) for c in commands
+    )
+    assert not any(psutil.pid_exists(pid) for pid in shown)
 
 
 def test_placeholders_die_with_a_killed_run() -> None:
@@ -153,8 +157,9 @@ def test_placeholders_die_with_a_killed_run() -> None:
         deadline = time.monotonic() + 20
         placeholders: list[psutil.Process] = []
         while time.monotonic() < deadline and not placeholders:
-            placeholders = [c for c in psutil.Process(parent.pid).children()
-                            if "hwinfo-live-" in " ".join(c.cmdline())]
+            hosts = [c for c in psutil.Process(parent.pid).children()
+                     if "hwinfo-live-placeholders" in c.cmdline()]
+            placeholders = [*hosts, *(c for h in hosts for c in h.children())]
             time.sleep(0.05)
         assert placeholders, "no placeholder process started"
         parent.kill()  # SIGKILL: no cleanup code runs in hwinfo sim run
