@@ -157,6 +157,21 @@ def addressing_mode(handle: Any) -> str | None:
     return ADDRESSING_MODES.get(function("nvmlDeviceGetAddressingMode")(handle))
 
 
+# nvmlDriverModel_t values (nvml.h): WDM is what nvidia-smi prints as TCC.
+DRIVER_MODELS = {0: "wddm", 1: "tcc", 2: "mcdm"}
+
+
+def driver_model(handle: Any) -> str | None:
+    """The current Windows driver model; Linux drivers answer NotSupported."""
+    try:
+        models = function("nvmlDeviceGetDriverModel_v2")(handle)
+    except pynvml.NVMLError_FunctionNotFound:  # before R555: only the first version
+        name = ("nvmlDeviceGetDriverModel_v1" if hasattr(pynvml, "nvmlDeviceGetDriverModel_v1")
+                else "nvmlDeviceGetDriverModel")
+        models = function(name)(handle)
+    return DRIVER_MODELS.get(models[0])
+
+
 def cpu_affinity(handle: Any) -> list[int]:
     words = function("nvmlDeviceGetCpuAffinity")(handle, _AFFINITY_WORDS)
     return [w * 64 + bit for w, word in enumerate(words) for bit in range(64) if word >> bit & 1]
@@ -186,6 +201,7 @@ def read_static(read: Reader, handle: Any) -> dict[str, Any]:
     values["max_clocks"] = _clocks(read, handle, "max_clocks", function("nvmlDeviceGetMaxClockInfo"))
     values["cpu_affinity"] = read("cpu_affinity", cpu_affinity, handle)
     values["addressing_mode"] = read("addressing_mode", addressing_mode, handle)
+    values["driver_model"] = read("driver_model", driver_model, handle)
     bus_width = read("memory_bus_width", function("nvmlDeviceGetMemoryBusWidth"), handle)
     max_clocks = values["max_clocks"]
     values["peak"] = peak_throughput(
