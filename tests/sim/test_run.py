@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import require
+from conftest import CAPTURE_FILES, imported_capture, require
 
 from hwinfo import sim
 
@@ -34,7 +34,7 @@ def _both(scenario: str) -> tuple[dict[str, Any], dict[str, Any]]:
     run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", scenario, "--", "sh", "-c",
                           script], capture_output=True, text=True, check=True, timeout=120)
     theirs, ours = run.stdout.split("\n#\n")
-    assert "Traceback" not in run.stderr
+    assert run.stderr == ""
     return json.loads(theirs), json.loads(ours)["gpu"]
 
 
@@ -60,6 +60,32 @@ def test_gpustat_sees_what_hwinfo_reports(name: str) -> None:
         expected = {pid: None if mem is None else mem // MIB for pid, mem in _processes(our).items()}
         got = {p["pid"]: p["gpu_memory_usage"] for p in their["processes"]}
         assert got == expected
+
+
+def _gpustat(scenario: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """gpustat through `sim run --live-processes`, bounded in time."""
+    require(importlib.util.find_spec("gpustat") is not None, "gpustat is not installed (test extra)")
+    return subprocess.run([*HWINFO, "sim", "run", "--live-processes", scenario, "--",
+                           sys.executable, "-m", "gpustat", *options],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in sim.list_scenarios() if n != "no-driver"])
+def test_gpustat_screen_prints_no_error(name: str) -> None:
+    """gpustat's plain screen (what a user runs), not only --json: one line per GPU."""
+    run = _gpustat(name)
+    assert (run.returncode, run.stderr) == (0, "")
+    gpus = _builtin(name)["gpus"]
+    assert len(run.stdout.splitlines()) >= 1 + len(gpus)
+
+
+@pytest.mark.parametrize("capture", CAPTURE_FILES, ids=[p.name for p in CAPTURE_FILES])
+def test_gpustat_on_every_imported_capture(capture: Path, tmp_path: Path) -> None:
+    scenario = str(imported_capture(capture, tmp_path))
+    for options in ((), ("--json",)):
+        run = _gpustat(scenario, *options)
+        assert (run.returncode, run.stderr) == (0, ""), options
+    assert json.loads(run.stdout)["gpus"]
 
 
 def test_bad_scenario_is_one_line(tmp_path: Path) -> None:
