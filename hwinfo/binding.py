@@ -11,12 +11,16 @@ Bindings differ in what they wrap: nvidia-ml-py before 12.550 lacks the Blackwel
 and the `_v2` process calls, before 12.560 NVMLLibraryMismatchError, the 11.5.x package the
 clock-event names. A wrapper a binding lacks is a call it cannot make: `function()` makes it
 raise FunctionNotFound, so it reads as "not available", as a driver that lacks the symbol
-does; constants hwinfo needs are nvml.h's literal values where they are used.
+does; constants hwinfo needs are nvml.h's literal values where they are used. Every NVML call
+goes through `function()`, so no binding fails hwinfo at import time. A binding too old for
+the core facts (too_old()) is one line naming the package to change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pynvml as _installed
@@ -44,3 +48,38 @@ def function(name: str) -> Callable[..., Any]:
         raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
 
     return missing
+
+
+# What hwinfo cannot do without: start NVML, find the GPUs and name them.
+CORE_FUNCTIONS = (
+    "nvmlInit", "nvmlShutdown", "nvmlSystemGetDriverVersion", "nvmlDeviceGetCount",
+    "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetUUID", "nvmlDeviceGetName",
+    "nvmlDeviceGetMemoryInfo",
+)
+
+
+def distribution() -> tuple[str, str]:
+    """(distribution, version) of the binding imported: the deprecated `pynvml` package or
+    nvidia-ml-py's module, read from the directory it was imported from."""
+    name = "pynvml" if hasattr(_installed, "__path__") else "nvidia-ml-py"
+    where = Path(_installed.__file__ or ".").resolve().parent
+    if name == "pynvml":
+        where = where.parent
+    for dist in metadata.distributions(path=[str(where)]):
+        if (dist.metadata["Name"] or "").lower() == name:
+            return name, dist.version
+    return name, "of unknown version"
+
+
+def too_old() -> str | None:
+    """The line to show when this binding cannot give hwinfo's core facts; None when it can."""
+    # Bindings before nvidia-ml-py 11.515 (and the pynvml package before 11.5) give every
+    # name, UUID and version as bytes; convertStrBytes is the helper that came with str.
+    if all(hasattr(pynvml, name) for name in CORE_FUNCTIONS) and hasattr(pynvml, "convertStrBytes"):
+        return None
+    name, version = distribution()
+    fix = (
+        "pip install 'pynvml==11.5.3', or pip uninstall pynvml (hwinfo needs nvidia-ml-py)"
+        if name == "pynvml" else "pip install -U nvidia-ml-py"
+    )
+    return f"pynvml binding {version} ({name}) is older than hwinfo supports: {fix}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,19 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE_ROOTS = REPO / "tests" / "fixtures" / "roots"
 # Real nvidia-smi dumps live beside the checkout, never inside it.
 CAPTURES = REPO.parent / "shared" / "captures"
+# Every real capture: nvidia-smi -q -x dumps and whole text capture files.
+CAPTURE_FILES = (
+    sorted([*CAPTURES.glob("*.xml"), *(CAPTURES / "text").glob("*.txt")])
+    if CAPTURES.is_dir() else []
+)
+
+
+def imported_capture(capture: Path, directory: Path) -> Path:
+    """`hwinfo sim import` of a capture into directory: the scenario file's path."""
+    scenario = directory / f"{capture.name}.json"
+    subprocess.run([sys.executable, "-m", "hwinfo", "sim", "import", str(capture), "-o",
+                    str(scenario)], check=True, capture_output=True, timeout=60)
+    return scenario
 
 
 def in_ci() -> bool:

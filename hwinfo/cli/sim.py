@@ -94,12 +94,16 @@ def record(output: str | None, full_command: bool, nvml_timeout: float,
     exports; `hwinfo report --simulate FILE` replays it. --simulate records a simulated
     machine instead (what the round-trip tests do).
     """
+    from hwinfo.binding import too_old
     from hwinfo.collect.gpu.nvml import exported_functions
     from hwinfo.collect.sources import SetupError, open_collector
     from hwinfo.outputs import OutputError, check_target, write_atomically
     from hwinfo.sim.nvml_symbols import SINCE
     from hwinfo.sim.record import scenario_of
 
+    # A binding hwinfo cannot use would record an NVML that fails to start: say so instead.
+    if (line := too_old()) is not None:
+        raise click.ClickException(line)
     try:
         if output is not None:  # a wrong -o is said before NVML is touched
             check_target(output, f"-o {output}")

@@ -289,6 +289,8 @@ class Gpu:
     # NVML's addressing mode: "none", "hmm", or "ats" for a GPU sharing the CPU's memory
     # (which then has no framebuffer figure: memory_* are None).
     addressing_mode: str | None = None
+    # Windows driver model: "wddm", "tcc" or "mcdm"; None elsewhere (Linux: NotSupported).
+    driver_model: str | None = None
     # Processes NVML lists on the GPU and its MIG devices, collected or not; None: refused.
     process_count: int | None = None
     accounting: Accounting | None = None  # None: not available (driver, binding, MIG device)

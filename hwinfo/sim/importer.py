@@ -24,6 +24,7 @@ from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.importer_capture import (
     Capture,
+    ListedMigDevice,
     MigPlacement,
     looks_like_capture,
     parse_capture,
@@ -247,6 +248,13 @@ _GPU_FIELDS: tuple[_Field, ...] = (
     _f("pci_subsystem_id", _hex_id, "pci/pci_sub_system_id"),
     _f("minor_number", int, "minor_number"),
     _f("architecture", _architecture, "product_architecture"),
+    _f("addressing_mode", _choice({"None": "none", "HMM": "hmm", "ATS": "ats"}), "addressing_mode"),
+    # Windows only (Linux dumps print N/A); nvidia-smi prints NVML's WDM as TCC.
+    *(
+        _f(f"driver_model.{when}", _choice({"WDDM": "wddm", "TCC": "tcc", "MCDM": "mcdm"}),
+           f"driver_model/{when}_dm")
+        for when in ("current", "pending")
+    ),
     _f("persistence_mode", _enabled, "persistence_mode"),
     _f("compute_mode", _compute_mode, "compute_mode"),
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
@@ -446,18 +454,20 @@ _MIG_MEMORY_TOLERANCE = 0.05
 class _Extras:
     """What a capture file's other sections add to its `-q` section."""
 
-    mig_names: dict[tuple[int, int], str]  # (GPU, MIG device index) -> "3g.40gb"
+    mig_listed: dict[tuple[int, int], ListedMigDevice]  # (GPU, MIG device index) -> `-L` line
     placements: dict[tuple[int, int], MigPlacement]  # (GPU, GI id) -> placement
     nvlink: dict[int, int]  # GPU -> active links
+    masked: bool = False  # the capture says it masked identifiers
 
     @classmethod
     def of(cls, capture: Capture | None) -> _Extras:
         if capture is None:
             return cls({}, {}, {})
         return cls(
-            capture.mig_device_profiles(),
+            capture.mig_devices_listed(),
             capture.gpu_instance_placements(),
             capture.nvlink_active(),
+            capture.masked(),
         )
 
 
@@ -560,6 +570,9 @@ def _import_root(
         )
         for index, element in enumerate(elements)
     ]
+    if extras.masked:
+        imported["masked"] = True
+        how += "; identifiers masked by the capture"
     if guesses:
         imported["guessed"] = guesses
         how += "; some values inferred, see imported.guessed"
@@ -606,14 +619,11 @@ def _gpu(
     if devices:
         if "mig" not in gpu:
             raise DumpError(f"{where}: has MIG devices but no MIG mode")
-        names = {
-            device.get("index", position): extras.mig_names.get(
-                (number, device.get("index", position))
-            )
-            for position, device in enumerate(devices)
-        }
         for position, device in enumerate(devices):
-            device["name"] = names[device.get("index", position)]
+            listed = extras.mig_listed.get((number, device.get("index", position)))
+            device["name"] = None if listed is None else listed.profile
+            if listed is not None and listed.uuid is not None:
+                device["uuid"] = listed.uuid  # as -L printed it, masked or not
         placements = {
             gi: p for (gpu_number, gi), p in extras.placements.items() if gpu_number == number
         }
@@ -681,6 +691,11 @@ def _grouped(devices: list[dict[str, Any]], where: str) -> dict[int, list[dict[s
     return by_gi
 
 
+def _uuid_of(device: dict[str, Any]) -> dict[str, str]:
+    """A compute instance's `uuid` where the capture listed its MIG device's (-L)."""
+    return {"uuid": device["uuid"]} if "uuid" in device else {}
+
+
 def _described_instances(
     devices: list[dict[str, Any]],
     placements: dict[int, MigPlacement],
@@ -722,7 +737,9 @@ def _described_instances(
             "ofa": cis[0].get("ofas"),
         }
         instance["engines"] = {k: v for k, v in engines.items() if v is not None}
-        instance["compute_instances"] = [{"multiprocessor_count": ci["sm_count"]} for ci in cis]
+        instance["compute_instances"] = [
+            {"multiprocessor_count": ci["sm_count"], **_uuid_of(ci)} for ci in cis
+        ]
         if len(cis) > 1:
             # Unknown: how a partial CI's slices follow from its SMs on an unknown board.
             total = sum(ci["sm_count"] for ci in cis)
@@ -828,6 +845,7 @@ def _gpu_instance(
                 offered, key=lambda c: abs(c.multiprocessor_count - ci["sm_count"])
             ).slice_count,
             "multiprocessor_count": ci["sm_count"],
+            **_uuid_of(ci),
         }
         for ci in cis
     ]

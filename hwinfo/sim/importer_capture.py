@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Capture", "MigPlacement", "Section", "looks_like_capture", "parse_capture"]
+__all__ = ["Capture", "ListedMigDevice", "MigPlacement", "Section", "looks_like_capture", "parse_capture"]
 
 _COMMAND = re.compile(r"# \$ (.+)")
 _LABEL = re.compile(r"# (\S[^:]*?) :: (.+)")
 # `nvidia-smi -L`: "GPU 0: NAME (UUID: ...)" then "  MIG 3g.40gb     Device  0: (UUID: ...)".
 _LIST_GPU = re.compile(r"GPU (\d+): .*")
-_LIST_MIG = re.compile(r"\s+MIG (\S+)\s+Device\s+(\d+):.*")
+_LIST_MIG = re.compile(r"\s+MIG (\S+)\s+Device\s+(\d+):(?:\s*\(UUID: ([^)\s]+)\))?.*")
+# The capture's own header lines before the first section: "masked:         yes".
+_HEADER = re.compile(r"([a-z_]+):\s+(.*)")
 # `nvidia-smi mig -lgi` rows: "|   0  MIG 1g.10gb          19        9          2:1     |".
 _LGI_ROW = re.compile(r"\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
 # `nvidia-smi nvlink -s`: "GPU 0: NAME (UUID: ...)" then "\t Link 3: 26.562 GB/s" or
@@ -41,8 +43,19 @@ class MigPlacement:
 
 
 @dataclass(frozen=True)
+class ListedMigDevice:
+    profile: str  # "3g.40gb", or "1c.3g.40gb" for a partial compute instance
+    uuid: str | None  # as -L printed it (a masked capture prints masked ones)
+
+
+@dataclass(frozen=True)
 class Capture:
     sections: tuple[Section, ...]
+    header: tuple[tuple[str, str], ...] = ()  # "key: value" lines before the first section
+
+    def masked(self) -> bool:
+        """Whether the capture says its identifiers (UUIDs, serials) were masked."""
+        return dict(self.header).get("masked", "").lower() in ("yes", "true")
 
     def query_sections(self) -> list[Section]:
         """The `nvidia-smi -q` sections, in file order."""
@@ -51,16 +64,18 @@ class Capture:
     def _bodies(self, *argv: str) -> list[str]:
         return [s.body for s in self.sections if s.command.split()[1:] == list(argv)]
 
-    def mig_device_profiles(self) -> dict[tuple[int, int], str]:
-        """(GPU index, MIG device index) -> profile name, from `nvidia-smi -L`."""
-        out: dict[tuple[int, int], str] = {}
+    def mig_devices_listed(self) -> dict[tuple[int, int], ListedMigDevice]:
+        """(GPU index, MIG device index) -> profile and UUID, from `nvidia-smi -L`."""
+        out: dict[tuple[int, int], ListedMigDevice] = {}
         for body in self._bodies("-L"):
             gpu = None
             for line in body.splitlines():
                 if (match := _LIST_GPU.fullmatch(line.rstrip())) is not None:
                     gpu = int(match.group(1))
                 elif gpu is not None and (match := _LIST_MIG.fullmatch(line.rstrip())):
-                    out[(gpu, int(match.group(2)))] = match.group(1)
+                    out[(gpu, int(match.group(2)))] = ListedMigDevice(
+                        match.group(1), match.group(3)
+                    )
         return out
 
     def gpu_instance_placements(self) -> dict[tuple[int, int], MigPlacement]:
@@ -97,6 +112,7 @@ def looks_like_capture(text: str) -> bool:
 def parse_capture(text: str) -> Capture:
     """Split a capture file into its sections."""
     sections: list[Section] = []
+    header: list[tuple[str, str]] = []
     label = command = None
     body: list[str] = []
     in_banner = False
@@ -114,6 +130,10 @@ def parse_capture(text: str) -> Capture:
                 body = []
             in_banner = not in_banner
             continue
+        if not sections and command is None and not in_banner:
+            if (match := _HEADER.fullmatch(stripped)) is not None:
+                header.append((match.group(1), match.group(2).strip()))
+            continue
         if in_banner:
             if (match := _LABEL.fullmatch(stripped)) is not None:
                 label = f"{match.group(1)} :: {match.group(2)}"
@@ -122,4 +142,4 @@ def parse_capture(text: str) -> Capture:
             continue
         body.append(line)
     close()
-    return Capture(tuple(sections))
+    return Capture(tuple(sections), tuple(header))

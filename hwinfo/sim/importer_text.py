@@ -95,6 +95,8 @@ _IN_BLOCK: dict[tuple[str, str], str] = {
     ("mig_mode", "Current"): "current_mig",
     ("mig_mode", "Pending"): "pending_mig",
     ("ecc_mode", "Current"): "current_ecc",
+    ("driver_model", "Current"): "current_dm",
+    ("driver_model", "Pending"): "pending_dm",
     ("ecc_mode", "Pending"): "pending_ecc",
     ("pcie_gen", "Max"): "max_link_gen",
     ("pcie_gen", "Current"): "current_link_gen",

@@ -1,11 +1,13 @@
 """`hwinfo sim run --live-processes`: a real placeholder process for each scenario process.
 
 Clients built on psutil (gpustat, nvitop) drop GPU processes whose PIDs do not exist on the
-host. Here each visible scenario process gets a sleeping placeholder named after its
-command's executable (`python` for "python train.py", as far as the host allows: the rest
-of the command line is not reproduced), run as the scenario's user where we are root and
-that user exists; the child then runs on a copy of the scenario whose PIDs are the
-placeholders'. The placeholders end with the run, and die with `hwinfo sim run` itself
+host. Here each visible scenario process gets a sleeping placeholder whose command line is
+the scenario's (`command`, else the process `name`: what /proc/PID/cmdline, ps and psutil
+show; arguments with spaces come back split at them) and whose name is the command's
+executable's, run as the scenario's user where we are root and that user exists (elsewhere
+as ours: a user cannot start another user's processes); the child then runs on a copy of the
+scenario whose PIDs are the placeholders'. The placeholders are forked by one host process
+(live_placeholder.py), end with the run, and die with `hwinfo sim run` itself
 (PR_SET_PDEATHSIG) if it is killed.
 """
 
@@ -13,9 +15,9 @@ from __future__ import annotations
 
 import ctypes
 import json
+import ntpath
 import os
 import pwd
-import re
 import shutil
 import signal
 import subprocess
@@ -29,18 +31,27 @@ from typing import Any
 from hwinfo.sim.scenario import read_document
 
 _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")
+_COMM_BYTES = 15  # the kernel keeps 15 bytes of a process name
+_HOST = Path(__file__).with_name("live_placeholder.py")
 
 
 def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _executable_name(proc: dict[str, Any]) -> str:
-    """The name a process table shows: the command's first word's basename."""
-    words = str(proc.get("name") or proc.get("command") or "process").split()
-    name = _SAFE_NAME.sub("_", os.path.basename(words[0]) if words else "process")
-    return name[:15] or "process"  # the kernel keeps 15 characters of a command name
+def _argv(proc: dict[str, Any]) -> list[str]:
+    """The scenario's command line: `command` split into words, else the whole `name`."""
+    command = proc.get("command")
+    if isinstance(command, str) and command.split():
+        return command.split()
+    return [str(proc.get("name") or "process")]
+
+
+def _executable_name(argv: list[str]) -> str:
+    """The name a process table shows: the executable's basename (a Windows path's too)."""
+    first = argv[0]
+    name = ntpath.basename(first) if "\\" in first else os.path.basename(first)
+    return name[:_COMM_BYTES] or "process"
 
 
 def _user(name: object) -> pwd.struct_passwd | None:
@@ -52,54 +63,65 @@ def _user(name: object) -> pwd.struct_passwd | None:
         return None
 
 
+def _entry(proc: dict[str, Any]) -> list[Any]:
+    """What the host needs to start one placeholder: argv, name, uid, gid."""
+    argv = _argv(proc)
+    user = _user(proc.get("user"))
+    return [argv, _executable_name(argv), None if user is None else user.pw_uid,
+            None if user is None else user.pw_gid]
+
+
 @contextmanager
 def live_processes(scenario: str) -> Iterator[Path]:
     """Start the placeholders; yields the rebound scenario's path; stops them after."""
     doc, _, name = read_document(scenario)
-    sleep = shutil.which("sleep")
-    if sleep is None:
-        raise OSError("no `sleep` command to stand in for the scenario's processes")
+    seen: dict[int, list[Any]] = {}
+    for gpu in doc.get("gpus", []):
+        for proc in gpu.get("processes", []):
+            # A process outside our PID namespace: clients cannot see it either.
+            if proc.get("visible", True) is not False:
+                seen.setdefault(proc["pid"], _entry(proc))
     workdir = Path(tempfile.mkdtemp(prefix="hwinfo-live-"))
-    workdir.chmod(0o755)  # placeholders of other users run the links in it
-    placeholders: dict[int, subprocess.Popen[bytes]] = {}
-    unknown_users: set[str] = set()
+    host = _start_host(list(seen.values()))
     try:
+        line = host.stdout.readline() if host.stdout is not None else ""
+        try:
+            pids = dict(zip(seen, json.loads(line)))
+        except ValueError:
+            raise OSError("the placeholder host did not start") from None
         for gpu in doc.get("gpus", []):
             for proc in gpu.get("processes", []):
-                if proc.get("visible", True) is False:
-                    continue  # not in our PID namespace: clients cannot see it either
-                if proc["pid"] not in placeholders:
-                    placeholders[proc["pid"]] = _start(workdir, sleep, proc, unknown_users)
-                proc["pid"] = placeholders[proc["pid"]].pid
-        if unknown_users:
-            print(f"hwinfo sim run: placeholder processes of {', '.join(sorted(unknown_users))} "
-                  f"run as {pwd.getpwuid(os.geteuid()).pw_name} (no such user here, or not root)",
-                  file=sys.stderr)
+                proc["pid"] = pids.get(proc["pid"], proc["pid"])
         # Its file name seeds the GPUs' UUIDs: the copy keeps the scenario's.
         rebound = workdir / f"{name}.json"
         rebound.write_text(json.dumps(doc))
         yield rebound
     finally:
-        for placeholder in placeholders.values():
-            placeholder.kill()
-        for placeholder in placeholders.values():
-            placeholder.wait()
+        _stop_host(host)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _start(workdir: Path, sleep: str, proc: dict[str, Any],
-           unknown_users: set[str]) -> subprocess.Popen[bytes]:
-    """A sleeping process whose name (what ps and psutil show) is the command's."""
-    name = _executable_name(proc)
-    link = workdir / "bin" / name
-    if not link.exists():
-        link.parent.mkdir(exist_ok=True)
-        link.symlink_to(sleep)  # the kernel names a process after the path it was run by
-    user = _user(proc.get("user"))
-    if user is None and proc.get("user"):
-        unknown_users.add(str(proc["user"]))
-    return subprocess.Popen(
-        [str(link), "infinity"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads yet
-        user=None if user is None else user.pw_uid, group=None if user is None else user.pw_gid,
+def _start_host(entries: list[list[Any]]) -> subprocess.Popen[str]:
+    """The host process; its argument area, inherited by the placeholders it forks, is
+    padded to hold the longest command line they will show."""
+    longest = max((len(" ".join(argv).encode()) for argv, *_ in entries), default=0)
+    host = subprocess.Popen(
+        [sys.executable, "-I", str(_HOST), "hwinfo-live-placeholders", "-" * (longest + 2)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads yet
     )
+    assert host.stdin is not None
+    host.stdin.write(json.dumps(entries) + "\n")
+    host.stdin.flush()
+    return host
+
+
+def _stop_host(host: subprocess.Popen[str]) -> None:
+    """Close its stdin: it kills and reaps the placeholders, then ends."""
+    try:
+        if host.stdin is not None:
+            host.stdin.close()
+        host.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        host.kill()
+        host.wait()

@@ -466,6 +466,8 @@ class Machine:
         new_form = "MIG-" + str(
             uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
         )
+        if ci.spec.uuid is not None:  # the dump's own (-L), masked or not
+            new_form = ci.spec.uuid
         # facts §2: GetHandleByUUID accepts both forms on drivers that have the new one.
         uuids = (new_form, old_form) if self.driver >= NEW_MIG_UUID_DRIVER else (old_form,)
         dev = MigDevice(

@@ -33,6 +33,7 @@ from hwinfo.sim.scenario import (
     ARCHITECTURES,
     CLOCK_EVENT_REASONS,
     COMPUTE_MODES,
+    DRIVER_MODELS,
     Clocks,
     GpuSpec,
     parse_pci_bus_id,
@@ -306,6 +307,13 @@ FIELDS: tuple[Field, ...] = (
         lambda sym: base.struct(sym, ADDRESSING_MODE_V1),
         lambda m, g: opt(g.spec.addressing_mode and
                          (("value", ADDRESSING_MODES[g.spec.addressing_mode]),)),
+    ),
+    # Windows driver model: a scenario gives it (an imported Windows dump); elsewhere
+    # NotSupported, as Linux drivers answer. Unknown: the answer on a MIG device handle.
+    *(
+        Field(symbol, base.multi, lambda m, g: opt(g.spec.driver_model and tuple(
+            DRIVER_MODELS[model] for model in g.spec.driver_model)))
+        for symbol in ("nvmlDeviceGetDriverModel", "nvmlDeviceGetDriverModel_v2")
     ),
     # Utilization.
     Field(

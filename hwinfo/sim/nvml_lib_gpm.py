@@ -3,7 +3,8 @@
 A client allocates sample buffers, fills two of them some time apart from a GPU
 (nvmlGpmSampleGet) or from one GPU instance of a MIG-mode GPU (nvmlGpmMigSampleGet), and asks
 nvmlGpmMetricsGet for the metrics between them. The values come from the scenario's `gpm`
-objects (on the GPU, and on each GPU instance); without one, GPM sees an idle GPU.
+objects (on the GPU, and on each GPU instance). A GPU whose scenario declares no `gpm` at all
+(an imported dump, a recording without GPM figures) has no GPM: nothing says what it measured.
 """
 
 from __future__ import annotations
@@ -35,14 +36,25 @@ METRICS = {
     5: "tensor_active_percent",  # ANY_TENSOR_UTIL
     10: "dram_bandwidth_percent",  # DRAM_BW_UTIL
 }
+# What a GPU instance without figures reads on a GPU whose scenario declares GPM elsewhere (a
+# hand-written scenario's idle instance).
 IDLE = GpmSpec()
 # The streaming calls (a profiler's setting) are exported per nvml_symbols.py but answer
 # NotSupported here.
 
 
 def supported(gpu: GpuDevice) -> bool:
-    arch = gpu.spec.architecture
-    return arch is not None and ARCHITECTURES[arch] >= FIRST_ARCHITECTURE
+    """Whether GPM answers on this GPU: Hopper or newer, and the scenario gives its figures."""
+    spec = gpu.spec
+    arch = spec.architecture
+    if arch is None or ARCHITECTURES[arch] < FIRST_ARCHITECTURE:
+        return False
+    # Unknown: a real Hopper GPU always has GPM, so real NVML has no answer for "no figures".
+    # A scenario that declares no `gpm` (a dump holds none) is taken as a GPU whose GPM is not
+    # supported (isSupportedDevice 0, sampling NotSupported): a client then shows "not
+    # available" rather than an idle GPU the dump never showed.
+    instances = spec.mig.gpu_instances if spec.mig is not None else ()
+    return spec.gpm is not None or any(gi.gpm is not None for gi in instances)
 
 
 def _alloc(machine: Machine, ref: object) -> int:

@@ -159,6 +159,8 @@ _FIELDS: dict[str, Callable[[Gpu], Any]] = {
     "numa_node": lambda g: g.numa_node,
     "cpu_affinity": lambda g: None if not g.cpu_affinity else format_cpulist(g.cpu_affinity),
     "addressing_mode": lambda g: g.addressing_mode,
+    # Only the current model is in the report; the replay's pending one equals it.
+    "driver_model": lambda g: None if g.driver_model is None else {"current": g.driver_model},
     "gpm": lambda g: _gpm(g.activity),
 }
 
@@ -201,6 +203,7 @@ def _mig(gpu: Gpu, mig: Mig, guesses: list[str]) -> dict[str, Any]:
             "memory_total_mib": _mib(d.memory_total_bytes),
             "memory_used_mib": _mib(d.memory_used_bytes),
             "name": _gi_profile(d.profile),
+            "uuid": d.uuid,
         })
         for d in mig.devices
     ]

@@ -81,6 +81,8 @@ ARCHITECTURES = {
 }
 # nvmlDeviceAddressingMode values (nvml.h, R580): ATS is memory shared with the CPU.
 ADDRESSING_MODES = {"none": 0, "hmm": 1, "ats": 2}
+# nvmlDriverModel_t (nvml.h): nvidia-smi prints WDM as TCC.
+DRIVER_MODELS = {"wddm": 0, "tcc": 1, "mcdm": 2}
 COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
 # nvmlClocksEventReason* bits (facts §5).
 CLOCK_EVENT_REASONS = {
@@ -270,6 +272,8 @@ class ComputeInstanceSpec:
     memory_used_mib: int | None
     # The SMs a dump showed for this MIG device; None: the profile's.
     multiprocessor_count: int | None = None
+    # Its MIG device's UUID as a dump listed it (`nvidia-smi -L`); None: derived.
+    uuid: str | None = None
 
 
 @dataclass(frozen=True)
@@ -289,7 +293,7 @@ class GpuInstanceSpec:
     start: int  # first memory slice
     profile: GpuInstanceProfile
     compute_instances: tuple[ComputeInstanceSpec, ...]
-    gpm: GpmSpec | None = None  # None: idle to GPM
+    gpm: GpmSpec | None = None  # None: idle, if its GPU declares GPM (nvml_lib_gpm.supported)
     # What its MIG devices report, exactly as a dump showed it; None: from the profile and
     # the compute instances' use.
     memory_total_mib: int | None = None
@@ -359,13 +363,14 @@ class GpuSpec:
     numa_node: int | None
     cpu_affinity: tuple[int, ...] | None
     addressing_mode: str | None  # "none", "hmm" or "ats" (memory shared with the CPU)
-    gpm: GpmSpec | None  # None: idle to GPM (where the board has it)
+    gpm: GpmSpec | None  # None: no GPM unless a GPU instance declares it (nvml_lib_gpm)
     mig: MigSpec | None
     processes: tuple[ProcessSpec, ...]
     lost: Window | None
     xid_events: tuple[XidEvent, ...]
     memory_free_mib: int | None = None  # None: total - reserved - used
     accounting: AccountingSpec = AccountingSpec()
+    driver_model: tuple[str, str] | None = None  # (current, pending); None: NotSupported
 
 
 @dataclass(frozen=True)
@@ -396,6 +401,7 @@ class Imported:
     kind: str  # "xml", "text", "capture" (nvidia-smi dumps) or "record" (hwinfo sim record)
     attached_gpus: int | None  # what the dump said; more than its GPUs after `nvidia-smi -i N`
     timestamp: str | None
+    masked: bool = False  # the capture says it masked identifiers: they are the dump's, not real
 
 
 @dataclass(frozen=True)
@@ -610,6 +616,12 @@ def gpu_field_readers(
                          f"got {inputs.shown(text)}")
         return text
 
+    def driver_model(path: str, value: object) -> tuple[str, str]:
+        data = r.obj(path, value, ("current", "pending"), ("current",))
+        current = r.choice(inputs.member(path, "current"), data["current"], DRIVER_MODELS)
+        pending = data.get("pending", current)
+        return current, r.choice(inputs.member(path, "pending"), pending, DRIVER_MODELS)
+
     def bounded(high: int) -> Callable[[str, object], int]:
         return lambda path, value: r.int(path, value, 0, high)
 
@@ -670,6 +682,7 @@ def gpu_field_readers(
         "cpu_affinity": _optional(cpus),
         "addressing_mode": _optional(lambda p, v: r.choice(p, v, ADDRESSING_MODES)),
         "gpm": _optional(lambda p, v: read_gpm(r, p, v)),
+        "driver_model": _optional(driver_model),
     }
 
 
@@ -1067,7 +1080,8 @@ def _described_instances(
         cis = []
         for j, ci_item in enumerate(r.list(ci_path, gi["compute_instances"])):
             cp = inputs.member(ci_path, j)
-            ci = r.obj(cp, ci_item, ("multiprocessor_count", "slices"), ("multiprocessor_count",))
+            ci = r.obj(cp, ci_item, ("multiprocessor_count", "slices", "uuid"),
+                       ("multiprocessor_count",))
             ci_slices = ci.get("slices")
             if ci_slices is None and len(gi["compute_instances"]) > 1:  # type: ignore[arg-type]
                 r.fail(inputs.member(cp, "slices"), "required when a GPU instance has several")
@@ -1075,6 +1089,7 @@ def _described_instances(
                 (
                     r.int(inputs.member(cp, "multiprocessor_count"), ci["multiprocessor_count"], 1),
                     slices if ci_slices is None else r.int(inputs.member(cp, "slices"), ci_slices, 1, slices),
+                    _opt_str(r, cp, ci, "uuid"),
                 )
             )
         if not cis:
@@ -1089,7 +1104,7 @@ def _described_instances(
             instance_count=1,
             # Unknown: the board's placements; a run of `size` slots at a multiple of it.
             placement_starts=tuple(range(0, mig_profiles.MEMORY_SLICES - size + 1, size)),
-            multiprocessor_count=sum(sms for sms, _ in cis),
+            multiprocessor_count=sum(sms for sms, _, _ in cis),
             copy_engine_count=counts["copy"],
             decoder_count=counts["decoder"],
             encoder_count=counts["encoder"],
@@ -1111,14 +1126,14 @@ def _described_instances(
         ids[gid] = p
         computes = []
         offset = 0
-        for number, (sms, ci_slices) in enumerate(cis):
+        for number, (sms, ci_slices, ci_uuid) in enumerate(cis):
             ci_name = profile.name
             if ci_slices != profile.slice_count:
                 ci_name = f"{ci_slices}c.{profile.name}"
             ci_profile = ComputeInstanceProfile(
                 _CI_PROFILE_INDEX.get(ci_slices, 0), ci_name, ci_slices, 1, (offset,), sms
             )
-            computes.append(ComputeInstanceSpec(number, offset, ci_profile, None))
+            computes.append(ComputeInstanceSpec(number, offset, ci_profile, None, uuid=ci_uuid))
             offset += ci_slices
         memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
@@ -1135,7 +1150,8 @@ def _parse_compute_instances(
     requests = []
     for i, item in enumerate(r.list(path, value)):
         p = inputs.member(path, i)
-        data = r.obj(p, item, ("slices", "memory_used_mib", "multiprocessor_count"), ("slices",))
+        data = r.obj(p, item, ("slices", "memory_used_mib", "multiprocessor_count", "uuid"),
+                     ("slices",))
         slices = r.int(inputs.member(p, "slices"), data["slices"], 1)
         profile = offered.get(slices)
         if profile is None:
@@ -1153,19 +1169,20 @@ def _parse_compute_instances(
                 if memory is None
                 else r.int(inputs.member(p, "memory_used_mib"), memory, 0, MAX_MEMORY_MIB),
                 _opt_int(r, p, data, "multiprocessor_count", MAX_SMS),
+                _opt_str(r, p, data, "uuid"),
             )
         )
     if not requests:
         r.fail(path, "a GPU instance needs at least one compute instance")
     for profile in offered.values():
-        used = [p for p, pr, _, _ in requests if pr is profile]
+        used = [p for p, pr, *_ in requests if pr is profile]
         if len(used) > profile.instance_count:
             r.fail(
                 used[-1],
                 f"at most {profile.instance_count} compute instance(s) of {profile.name} fit",
             )
     starts = fit_placements(
-        [(pr.placement_starts, pr.slice_count, None) for _, pr, _, _ in requests]
+        [(pr.placement_starts, pr.slice_count, None) for _, pr, *_ in requests]
     )
     if starts is None:
         r.fail(
@@ -1173,8 +1190,8 @@ def _parse_compute_instances(
         )
     # Unknown: NVML numbers CIs in creation order; the list order stands in for it.
     return tuple(
-        ComputeInstanceSpec(i, start, profile, memory, sms)
-        for i, ((_, profile, memory, sms), start) in enumerate(zip(requests, starts))
+        ComputeInstanceSpec(i, start, profile, memory, sms, ci_uuid)
+        for i, ((_, profile, memory, sms, ci_uuid), start) in enumerate(zip(requests, starts))
     )
 
 
@@ -1257,7 +1274,7 @@ def _read_imported(r: Reader, value: object) -> Imported | None:
     """The `imported` object: provenance of a scenario made from an nvidia-smi dump."""
     if value is None:
         return None
-    keys = ("source", "kind", "attached_gpus", "timestamp", "guessed")
+    keys = ("source", "kind", "attached_gpus", "timestamp", "guessed", "masked")
     data = r.obj("imported", value, keys, ("source", "kind"))
     attached = data.get("attached_gpus")
     for i, note in enumerate(r.list("imported.guessed", data.get("guessed", []))):
@@ -1267,6 +1284,7 @@ def _read_imported(r: Reader, value: object) -> Imported | None:
         r.choice("imported.kind", data["kind"], ("xml", "text", "capture", "record")),
         None if attached is None else r.int("imported.attached_gpus", attached),
         _opt_str(r, "imported", data, "timestamp"),
+        r.bool("imported.masked", data.get("masked", False)),
     )
 
 

@@ -6,8 +6,9 @@ library) in a subprocess. The expected values are read from the capture here, wi
 lookups that share nothing with the importer.
 
 Not compared, and why:
-- cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak: nvidia-smi
-  -q does not print them (the imported scenario leaves them NotSupported: asserted null).
+- cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak, GPM
+  activity: nvidia-smi -q does not print them (the imported scenario leaves them
+  NotSupported: asserted null).
 - PCI subsystem id, BAR1 of MIG devices, encoder/FBC stats, applications clocks, T.Limit
   temperatures: hwinfo's report has no such field.
 - MIG placements and profile ids: `-q` does not print them; the profile name is compared
@@ -16,6 +17,17 @@ Not compared, and why:
   compared; XML dumps have no NVLink section, so it must read null.
 - users: a dump names no process owners (asserted null); the command line is not in a dump
   either (asserted null), only the process name.
+- nvml_version: `-q` does not print it; a capture's `nvidia-smi --version` prints "590.48",
+  not NVML's own string ("13.590.48.01"), so the import keeps the format's default.
+- xid_errors: events, not state; a dump shows none (the report's list comes from an event
+  listener, empty for a one-shot report).
+- process_count: the processes themselves are compared.
+- driver_model's pending model: the report has the current one only.
+- MIG gpu_instances (placements, profile ids) and capacity: see MIG placements above; the
+  imported scenario's own tests (test_importer.py) check what -lgi gives.
+- gpu_share_ratio of MIG devices, lost, unavailable, users: derived by hwinfo, not dump facts.
+- masked identifiers: a capture that says "masked: yes" has its UUIDs as printed (compared
+  as such) and the scenario says so (imported.masked).
 """
 
 from __future__ import annotations
@@ -106,6 +118,9 @@ def _xml_expected(gpu: ET.Element) -> Expected:
     link = "pci/pci_gpu_link_info"
     v = {
         "name": t("product_name"),
+        "architecture": t("product_architecture"),
+        "addressing_mode": t("addressing_mode"),
+        "driver_model": t("driver_model/current_dm"),
         "uuid": t("uuid"),
         "serial": t("serial"),
         "vbios_version": t("vbios_version"),
@@ -308,6 +323,9 @@ def _text_expected(gpu: list[Line]) -> Expected:
     link = ("PCI", "GPU Link Info")
     v = {
         "name": g("Product Name"),
+        "architecture": g("Product Architecture"),
+        "addressing_mode": g("Addressing Mode"),
+        "driver_model": g("Driver Model", "Current"),
         "uuid": g("GPU UUID"),
         "serial": g("Serial Number"),
         "vbios_version": g("VBIOS Version"),
@@ -437,6 +455,7 @@ class Capture:
     attached: int | None
     gpus: list[Expected]
     mig_names: dict[int, str]  # MIG device index -> profile, from `nvidia-smi -L`
+    mig_uuids: dict[int, str]  # MIG device index -> UUID, from `nvidia-smi -L`
     nvlink: int | None  # active links from `nvidia-smi nvlink -s`; None: not in the capture
 
 
@@ -450,6 +469,7 @@ def _read_capture(path: Path) -> Capture:
             _int(root.findtext("attached_gpus")),
             [_xml_expected(gpu) for gpu in root.findall("gpu")],
             {},
+            {},
             None,
         )
     lines = _lines(_last_query_section(text))
@@ -462,6 +482,10 @@ def _read_capture(path: Path) -> Capture:
         int(m.group(2)): m.group(1)
         for m in re.finditer(r"^\s+MIG (\S+)\s+Device\s+(\d+):", text, re.MULTILINE)
     }
+    uuids = {
+        int(m.group(1)): m.group(2)
+        for m in re.finditer(r"^\s+MIG \S+\s+Device\s+(\d+): \(UUID: (\S+)\)$", text, re.MULTILINE)
+    }
     nvlink_lines = re.findall(r"^\s+Link \d+: (.+)$", text, re.MULTILINE)
     return Capture(
         re.sub(r"\s*\[.*\]$", "", _get(lines, "Driver Version") or ""),
@@ -469,6 +493,7 @@ def _read_capture(path: Path) -> Capture:
         _int(_get(lines, "Attached GPUs")),
         gpus,
         names,
+        uuids,
         sum("GB/s" in link for link in nvlink_lines) if nvlink_lines else None,
     )
 
@@ -493,6 +518,8 @@ def _report(capture: Path, tmp_path: Path) -> dict[str, Any]:
     imported = _hwinfo("sim", "import", str(capture), "-o", str(scenario))
     assert imported.returncode == 0, imported.stderr
     assert imported.stderr.strip() == f"wrote {scenario}"
+    masked = re.search(r"^masked:\s+yes$", capture.read_text(), re.MULTILINE) is not None
+    assert json.loads(scenario.read_text())["imported"].get("masked", False) == masked
     report = _hwinfo(
         "report", "--simulate", str(scenario), "--format", "json", "--full-command", "--no-color"
     )
@@ -536,9 +563,18 @@ def _mode(text: str | None) -> str | None:
     return None if text is None else text.lower()
 
 
+def _architecture(text: str | None) -> str | None:
+    """"Ada Lovelace" -> "ada", as the report names architectures."""
+    text = _clean(text)
+    return None if text is None else text.split()[0].lower()
+
+
 # report JSON path -> (expected key, conversion).
 FIELDS: dict[str, tuple[str, Callable[[str | None], Any]]] = {
     "name": ("name", _clean),
+    "architecture": ("architecture", _architecture),
+    "addressing_mode": ("addressing_mode", _mode),
+    "driver_model": ("driver_model", _mode),
     "uuid": ("uuid", _clean),
     "serial": ("serial", _clean),
     "vbios_version": ("vbios_version", _clean),
@@ -604,6 +640,7 @@ NOT_IN_A_DUMP = (
     "energy_joules",
     "numa_node",
     "cpu_affinity",
+    "activity",  # GPM: nvidia-smi shows no GPM figures, so none may be invented (idle)
 )
 
 
@@ -697,8 +734,11 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             for d in devices
         ]
         assert got_devices == expected.mig_devices
+        assert [d["activity"] for d in devices] == [None] * len(devices)
         if capture.mig_names:
             assert {d["index"]: d["profile"] for d in devices} == capture.mig_names
+        if capture.mig_uuids:  # as -L printed them (masked in these captures), not derived
+            assert {d["index"]: d["uuid"] for d in devices} == capture.mig_uuids
         processes = sorted(expected.processes)
         assert [
             (

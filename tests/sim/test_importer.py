@@ -607,6 +607,10 @@ def test_plain_q_text_and_capture_sections() -> None:
     body = body.split("\n" + "#" * 80, 1)[0]
     pasted = import_dump(body, "pasted.txt")
     assert pasted["imported"]["kind"] == "text" and idle["imported"]["kind"] == "capture"
+    # The capture adds what its `nvidia-smi -L` section lists: the MIG devices' UUIDs.
+    listed = [ci.pop("uuid") for gi in idle["gpus"][0]["mig"]["gpu_instances"]
+              for ci in gi["compute_instances"]]
+    assert listed == [f"MIG-0000000{i}-0000-0000-0000-00000000000{i}" for i in range(4)]
     assert pasted["gpus"] == idle["gpus"]
     assert idle["gpus"][0]["processes"] == []
     load = import_dump(capture, "h100.txt")  # the last -q section: under load

@@ -1131,3 +1131,23 @@ def test_concurrent_callers_and_mutations(simulate: Simulate) -> None:
     for w in workers:
         w.join(5)
     assert not errors
+
+
+@pytest.mark.parametrize("symbol", ["nvmlDeviceGetDriverModel_v1", "nvmlDeviceGetDriverModel_v2"])
+def test_driver_model_is_the_scenario_s_else_not_supported(symbol: str) -> None:
+    """A Windows dump's WDDM is answered; Linux (no driver_model) answers NotSupported."""
+    scenario = {"format": 1, "driver": {"version": "610.62"}, "gpus": [
+        {"board": "RTX-4090", "driver_model": {"current": "wddm", "pending": "tcc"}},
+        {"board": "RTX-4090"},
+    ]}
+    hwinfo.sim.install(parse_scenario(scenario, "dm.json", "dm"))
+    N.nvmlInit()
+    try:
+        call = getattr(N, symbol)
+        assert call(N.nvmlDeviceGetHandleByIndex(0)) == [
+            N.NVML_DRIVER_WDDM, N.NVML_DRIVER_WDM]
+        with pytest.raises(N.NVMLError_NotSupported):
+            call(N.nvmlDeviceGetHandleByIndex(1))
+    finally:
+        N.nvmlShutdown()
+        hwinfo.sim.uninstall()

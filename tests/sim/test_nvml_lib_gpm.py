@@ -60,6 +60,23 @@ def test_support_is_hopper_and_newer(gpus: list[Any]) -> None:
     assert [N.nvmlGpmQueryDeviceSupport(h).isSupportedDevice for h in gpus] == [1, 1, 0]
 
 
+def test_a_gpu_whose_scenario_gives_no_gpm_has_none() -> None:
+    """An imported dump has no GPM figures: GPM is unsupported, not an invented idle GPU."""
+    undeclared = {"format": 1, "gpus": [{"board": "H100-SXM5-80GB"}, {"board": "H100-SXM5-80GB",
+                  "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb"}]}}]}
+    hwinfo.sim.install(parse_scenario(undeclared, "none.json", "none"))
+    N.nvmlInit()
+    try:
+        for i, take in ((0, N.nvmlGpmSampleGet), (1, lambda h, s: N.nvmlGpmMigSampleGet(h, 1, s))):
+            handle = N.nvmlDeviceGetHandleByIndex(i)
+            assert N.nvmlGpmQueryDeviceSupport(handle).isSupportedDevice == 0
+            with pytest.raises(N.NVMLError_NotSupported):
+                take(handle, N.nvmlGpmSampleAlloc())
+    finally:
+        N.nvmlShutdown()
+        hwinfo.sim.uninstall()
+
+
 def test_mig_gpu_instance_metrics_are_the_scenario_s(gpus: list[Any]) -> None:
     first, second = _pair(lambda s: N.nvmlGpmMigSampleGet(gpus[0], 2, s))
     got = _metrics(first, second, (N.NVML_GPM_METRIC_SM_UTIL, N.NVML_GPM_METRIC_SM_OCCUPANCY,

@@ -10,10 +10,11 @@ import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require
+from conftest import CAPTURE_FILES, imported_capture, require
 
 from hwinfo import sim
 
@@ -167,3 +168,17 @@ def test_nvitop_reads_what_hwinfo_reports(name: str) -> None:
                 our_dev["memory_total_bytes"],
                 our_dev["memory_used_bytes"],
             )
+
+
+@pytest.mark.parametrize("capture", CAPTURE_FILES, ids=[p.name for p in CAPTURE_FILES])
+def test_nvitop_on_every_imported_capture(capture: Path, tmp_path: Path) -> None:
+    """Real machines as their dumps show them: nvitop's screen, with their processes backed
+    by placeholders, and no error output."""
+    nvitop_installed()
+    result = subprocess.run(
+        [*HWINFO, "sim", "run", "--live-processes", str(imported_capture(capture, tmp_path)),
+         "--", sys.executable, "-m", "nvitop", "--once"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, ""), result.stdout[-2000:]
+    assert "Traceback" not in result.stdout and "ERROR" not in result.stdout

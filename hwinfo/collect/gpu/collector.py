@@ -6,7 +6,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from hwinfo.binding import pynvml
+from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.accounting import AccountedProcesses, read_accounting
 from hwinfo.collect.gpu.device import read_dynamic, read_static
@@ -77,7 +77,7 @@ class GpuCollector:
             if self.between_samples:
                 self._xids = self._start_listener()
         try:
-            count = pynvml.nvmlDeviceGetCount()
+            count = function("nvmlDeviceGetCount")()
         except pynvml.NVMLError as exc:
             return GpuSystem("error", f"NVML cannot count the GPUs: {nvml.describe(exc)}",
                              **self._driver)
@@ -114,18 +114,18 @@ class GpuCollector:
     def _read_driver() -> dict[str, str | None]:
         read = Reader()
         return {
-            "driver_version": read("driver", pynvml.nvmlSystemGetDriverVersion),
-            "nvml_version": read("driver", pynvml.nvmlSystemGetNVMLVersion),
+            "driver_version": read("driver", function("nvmlSystemGetDriverVersion")),
+            "nvml_version": read("driver", function("nvmlSystemGetNVMLVersion")),
             "cuda_driver_version": _cuda_version(
-                read("driver", pynvml.nvmlSystemGetCudaDriverVersion)
+                read("driver", function("nvmlSystemGetCudaDriverVersion"))
             ),
         }
 
     def _gpu(self, index: int) -> Gpu:
         read = Reader()
         try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            handle = function("nvmlDeviceGetHandleByIndex")(index)
+            uuid = function("nvmlDeviceGetUUID")(handle)
             static = self._static.get(uuid) or self._read_static(uuid, handle)
             self._uuid_at[index] = uuid
             if self._xids is not None:

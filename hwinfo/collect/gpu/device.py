@@ -75,32 +75,32 @@ Scalar = tuple[str, Callable[..., Any], tuple[Any, ...], Callable[[Any], Any] | 
 
 # Fields that do not change while the driver runs: read once per GPU (by UUID).
 STATIC_SCALARS: tuple[Scalar, ...] = (
-    ("name", pynvml.nvmlDeviceGetName, (), None),
-    ("serial", pynvml.nvmlDeviceGetSerial, (), None),
-    ("vbios_version", pynvml.nvmlDeviceGetVbiosVersion, (), None),
-    ("board_part_number", pynvml.nvmlDeviceGetBoardPartNumber, (), None),
-    ("architecture", pynvml.nvmlDeviceGetArchitecture, (), ARCHITECTURES.get),
-    ("cuda_cores", pynvml.nvmlDeviceGetNumGpuCores, (), None),
-    ("temperature_slowdown_celsius", pynvml.nvmlDeviceGetTemperatureThreshold,
+    ("name", function("nvmlDeviceGetName"), (), None),
+    ("serial", function("nvmlDeviceGetSerial"), (), None),
+    ("vbios_version", function("nvmlDeviceGetVbiosVersion"), (), None),
+    ("board_part_number", function("nvmlDeviceGetBoardPartNumber"), (), None),
+    ("architecture", function("nvmlDeviceGetArchitecture"), (), ARCHITECTURES.get),
+    ("cuda_cores", function("nvmlDeviceGetNumGpuCores"), (), None),
+    ("temperature_slowdown_celsius", function("nvmlDeviceGetTemperatureThreshold"),
      (pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,), float),
-    ("temperature_shutdown_celsius", pynvml.nvmlDeviceGetTemperatureThreshold,
+    ("temperature_shutdown_celsius", function("nvmlDeviceGetTemperatureThreshold"),
      (pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,), float),
-    ("power_default_limit_watts", pynvml.nvmlDeviceGetPowerManagementDefaultLimit, (), _milli),
+    ("power_default_limit_watts", function("nvmlDeviceGetPowerManagementDefaultLimit"), (), _milli),
     ("numa_node", function("nvmlDeviceGetNumaNodeId"), (), None),
 )
 
 # Telemetry and settings an admin can change: read every sample.
 DYNAMIC_SCALARS: tuple[Scalar, ...] = (
-    ("persistence_mode", pynvml.nvmlDeviceGetPersistenceMode, (), bool),
-    ("compute_mode", pynvml.nvmlDeviceGetComputeMode, (), COMPUTE_MODES.get),
-    ("utilization_encoder_ratio", pynvml.nvmlDeviceGetEncoderUtilization, (), _first_ratio),
-    ("utilization_decoder_ratio", pynvml.nvmlDeviceGetDecoderUtilization, (), _first_ratio),
-    ("temperature_celsius", pynvml.nvmlDeviceGetTemperature, (pynvml.NVML_TEMPERATURE_GPU,), float),
-    ("fan_speed_ratio", pynvml.nvmlDeviceGetFanSpeed, (), _ratio),
-    ("power_draw_watts", pynvml.nvmlDeviceGetPowerUsage, (), _milli),
-    ("power_limit_watts", pynvml.nvmlDeviceGetEnforcedPowerLimit, (), _milli),
-    ("energy_joules", pynvml.nvmlDeviceGetTotalEnergyConsumption, (), _milli),
-    ("performance_state", pynvml.nvmlDeviceGetPerformanceState, (), _pstate),
+    ("persistence_mode", function("nvmlDeviceGetPersistenceMode"), (), bool),
+    ("compute_mode", function("nvmlDeviceGetComputeMode"), (), COMPUTE_MODES.get),
+    ("utilization_encoder_ratio", function("nvmlDeviceGetEncoderUtilization"), (), _first_ratio),
+    ("utilization_decoder_ratio", function("nvmlDeviceGetDecoderUtilization"), (), _first_ratio),
+    ("temperature_celsius", function("nvmlDeviceGetTemperature"), (pynvml.NVML_TEMPERATURE_GPU,), float),
+    ("fan_speed_ratio", function("nvmlDeviceGetFanSpeed"), (), _ratio),
+    ("power_draw_watts", function("nvmlDeviceGetPowerUsage"), (), _milli),
+    ("power_limit_watts", function("nvmlDeviceGetEnforcedPowerLimit"), (), _milli),
+    ("energy_joules", function("nvmlDeviceGetTotalEnergyConsumption"), (), _milli),
+    ("performance_state", function("nvmlDeviceGetPerformanceState"), (), _pstate),
 )
 
 
@@ -114,11 +114,15 @@ def read_scalars(read: Reader, handle: Any, table: tuple[Scalar, ...]) -> dict[s
 
 def memory_info(handle: Any) -> tuple[int, int, int, int | None]:
     """(total, used, free, reserved) bytes; v2 separates reserved memory, drivers before 510 lack it."""
+    # Bindings before nvidia-ml-py 11.510 have no v2 struct (nor the version argument).
+    version = getattr(pynvml, "nvmlMemory_v2", None)
     try:
-        info = pynvml.nvmlDeviceGetMemoryInfo(handle, version=pynvml.nvmlMemory_v2)
+        if version is None:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        info = function("nvmlDeviceGetMemoryInfo")(handle, version=version)
         return info.total, info.used, info.free, info.reserved
     except pynvml.NVMLError_FunctionNotFound:
-        info = pynvml.nvmlDeviceGetMemoryInfo(handle)
+        info = function("nvmlDeviceGetMemoryInfo")(handle)
         return info.total, info.used, info.free, None
 
 
@@ -127,7 +131,7 @@ def clock_event_reasons(handle: Any) -> list[str]:
     try:
         mask = function("nvmlDeviceGetCurrentClocksEventReasons")(handle)
     except pynvml.NVMLError_FunctionNotFound:
-        mask = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+        mask = function("nvmlDeviceGetCurrentClocksThrottleReasons")(handle)
     return [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
 
 
@@ -136,7 +140,7 @@ def nvlink_links_active(handle: Any) -> int | None:
     active = 0
     for link in range(pynvml.NVML_NVLINK_MAX_LINKS):
         try:
-            active += bool(pynvml.nvmlDeviceGetNvLinkState(handle, link))
+            active += bool(function("nvmlDeviceGetNvLinkState")(handle, link))
         except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_InvalidArgument):
             # The first link past the GPU's last one answers like this; on link 0 it
             # means the GPU has no NVLink at all.
@@ -153,8 +157,23 @@ def addressing_mode(handle: Any) -> str | None:
     return ADDRESSING_MODES.get(function("nvmlDeviceGetAddressingMode")(handle))
 
 
+# nvmlDriverModel_t values (nvml.h): WDM is what nvidia-smi prints as TCC.
+DRIVER_MODELS = {0: "wddm", 1: "tcc", 2: "mcdm"}
+
+
+def driver_model(handle: Any) -> str | None:
+    """The current Windows driver model; Linux drivers answer NotSupported."""
+    try:
+        models = function("nvmlDeviceGetDriverModel_v2")(handle)
+    except pynvml.NVMLError_FunctionNotFound:  # before R555: only the first version
+        name = ("nvmlDeviceGetDriverModel_v1" if hasattr(pynvml, "nvmlDeviceGetDriverModel_v1")
+                else "nvmlDeviceGetDriverModel")
+        models = function(name)(handle)
+    return DRIVER_MODELS.get(models[0])
+
+
 def cpu_affinity(handle: Any) -> list[int]:
-    words = pynvml.nvmlDeviceGetCpuAffinity(handle, _AFFINITY_WORDS)
+    words = function("nvmlDeviceGetCpuAffinity")(handle, _AFFINITY_WORDS)
     return [w * 64 + bit for w, word in enumerate(words) for bit in range(64) if word >> bit & 1]
 
 
@@ -168,21 +187,22 @@ def _clocks(read: Reader, handle: Any, key: str, fn: Callable[..., int]) -> Cloc
 def read_static(read: Reader, handle: Any) -> dict[str, Any]:
     """Everything about a GPU that stays put while the driver runs, keyed by Gpu field."""
     values = read_scalars(read, handle, STATIC_SCALARS)
-    pci = read("pci", pynvml.nvmlDeviceGetPciInfo, handle)
+    pci = read("pci", function("nvmlDeviceGetPciInfo"), handle)
     values["pci_bus_id"] = pci.busId if pci is not None else None
     # 0 is no device: the id's low half is the vendor (0x10DE). A masked id reads as 0.
     values["pci_device_id"] = (pci.pciDeviceId or None) if pci is not None else None
-    capability = read("cuda_compute_capability", pynvml.nvmlDeviceGetCudaComputeCapability, handle)
+    capability = read("cuda_compute_capability", function("nvmlDeviceGetCudaComputeCapability"), handle)
     values["cuda_compute_capability"] = (
         f"{capability[0]}.{capability[1]}" if capability is not None else None
     )
-    limits = read("power_limits", pynvml.nvmlDeviceGetPowerManagementLimitConstraints, handle)
+    limits = read("power_limits", function("nvmlDeviceGetPowerManagementLimitConstraints"), handle)
     values["power_min_limit_watts"] = _milli(limits[0]) if limits is not None else None
     values["power_max_limit_watts"] = _milli(limits[1]) if limits is not None else None
-    values["max_clocks"] = _clocks(read, handle, "max_clocks", pynvml.nvmlDeviceGetMaxClockInfo)
+    values["max_clocks"] = _clocks(read, handle, "max_clocks", function("nvmlDeviceGetMaxClockInfo"))
     values["cpu_affinity"] = read("cpu_affinity", cpu_affinity, handle)
     values["addressing_mode"] = read("addressing_mode", addressing_mode, handle)
-    bus_width = read("memory_bus_width", pynvml.nvmlDeviceGetMemoryBusWidth, handle)
+    values["driver_model"] = read("driver_model", driver_model, handle)
+    bus_width = read("memory_bus_width", function("nvmlDeviceGetMemoryBusWidth"), handle)
     max_clocks = values["max_clocks"]
     values["peak"] = peak_throughput(
         values["name"],
@@ -197,16 +217,16 @@ def read_static(read: Reader, handle: Any) -> dict[str, Any]:
 
 def _pcie(read: Reader, handle: Any) -> PcieLink | None:
     link = PcieLink(
-        generation=read("pcie", pynvml.nvmlDeviceGetCurrPcieLinkGeneration, handle),
-        max_generation=read("pcie", pynvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
-        gpu_max_generation=read("pcie", pynvml.nvmlDeviceGetGpuMaxPcieLinkGeneration, handle),
-        width=read("pcie", pynvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
-        max_width=read("pcie", pynvml.nvmlDeviceGetMaxPcieLinkWidth, handle),
-        tx_bytes_per_second=_kb(read("pcie", pynvml.nvmlDeviceGetPcieThroughput, handle,
+        generation=read("pcie", function("nvmlDeviceGetCurrPcieLinkGeneration"), handle),
+        max_generation=read("pcie", function("nvmlDeviceGetMaxPcieLinkGeneration"), handle),
+        gpu_max_generation=read("pcie", function("nvmlDeviceGetGpuMaxPcieLinkGeneration"), handle),
+        width=read("pcie", function("nvmlDeviceGetCurrPcieLinkWidth"), handle),
+        max_width=read("pcie", function("nvmlDeviceGetMaxPcieLinkWidth"), handle),
+        tx_bytes_per_second=_kb(read("pcie", function("nvmlDeviceGetPcieThroughput"), handle,
                                      pynvml.NVML_PCIE_UTIL_TX_BYTES)),
-        rx_bytes_per_second=_kb(read("pcie", pynvml.nvmlDeviceGetPcieThroughput, handle,
+        rx_bytes_per_second=_kb(read("pcie", function("nvmlDeviceGetPcieThroughput"), handle,
                                      pynvml.NVML_PCIE_UTIL_RX_BYTES)),
-        replay_errors=read("pcie", pynvml.nvmlDeviceGetPcieReplayCounter, handle),
+        replay_errors=read("pcie", function("nvmlDeviceGetPcieReplayCounter"), handle),
     )
     if link.generation is None and link.width is None and link.max_generation is None:
         return None
@@ -219,12 +239,12 @@ def _kb(value: int | None) -> float | None:
 
 
 def _ecc(read: Reader, handle: Any) -> Ecc | None:
-    mode = read("ecc", pynvml.nvmlDeviceGetEccMode, handle)
+    mode = read("ecc", function("nvmlDeviceGetEccMode"), handle)
     if mode is None:
         return None
 
     def count(kind: int, counter: int) -> int | None:
-        return read("ecc", pynvml.nvmlDeviceGetTotalEccErrors, handle, kind, counter)
+        return read("ecc", function("nvmlDeviceGetTotalEccErrors"), handle, kind, counter)
 
     corrected, uncorrected = (
         pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED,
@@ -243,12 +263,12 @@ def _ecc(read: Reader, handle: Any) -> Ecc | None:
 
 
 def _retired_pages(read: Reader, handle: Any) -> RetiredPages | None:
-    pending = read("retired_pages", pynvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    pending = read("retired_pages", function("nvmlDeviceGetRetiredPagesPendingStatus"), handle)
     if pending is None:
         return None
-    single = read("retired_pages", pynvml.nvmlDeviceGetRetiredPages, handle,
+    single = read("retired_pages", function("nvmlDeviceGetRetiredPages"), handle,
                   pynvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
-    double = read("retired_pages", pynvml.nvmlDeviceGetRetiredPages, handle,
+    double = read("retired_pages", function("nvmlDeviceGetRetiredPages"), handle,
                   pynvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
     return RetiredPages(
         single_bit=None if single is None else len(single),
@@ -258,7 +278,7 @@ def _retired_pages(read: Reader, handle: Any) -> RetiredPages | None:
 
 
 def _remapped_rows(read: Reader, handle: Any) -> RemappedRows | None:
-    rows = read("remapped_rows", pynvml.nvmlDeviceGetRemappedRows, handle)
+    rows = read("remapped_rows", function("nvmlDeviceGetRemappedRows"), handle)
     if rows is None:
         return None
     correctable, uncorrectable, pending, failure = rows
@@ -276,14 +296,14 @@ def read_dynamic(read: Reader, handle: Any, in_mig_mode: bool) -> dict[str, Any]
         memory_free_bytes=free,
         memory_reserved_bytes=reserved,
     )
-    bar1 = read("bar1", pynvml.nvmlDeviceGetBAR1MemoryInfo, handle)
+    bar1 = read("bar1", function("nvmlDeviceGetBAR1MemoryInfo"), handle)
     values["bar1_total_bytes"] = bar1.bar1Total if bar1 is not None else None
     values["bar1_used_bytes"] = bar1.bar1Used if bar1 is not None else None
     # A MIG-mode parent has no utilization (nvml.h); asking would only cost a call.
-    rates = None if in_mig_mode else read("utilization", pynvml.nvmlDeviceGetUtilizationRates, handle)
+    rates = None if in_mig_mode else read("utilization", function("nvmlDeviceGetUtilizationRates"), handle)
     values["utilization_gpu_ratio"] = _ratio(rates.gpu) if rates is not None else None
     values["utilization_memory_ratio"] = _ratio(rates.memory) if rates is not None else None
-    values["clocks"] = _clocks(read, handle, "clocks", pynvml.nvmlDeviceGetClockInfo)
+    values["clocks"] = _clocks(read, handle, "clocks", function("nvmlDeviceGetClockInfo"))
     values["pcie"] = _pcie(read, handle)
     values["clock_event_reasons"] = read("clock_event_reasons", clock_event_reasons, handle)
     values["ecc"] = _ecc(read, handle)

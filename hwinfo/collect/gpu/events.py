@@ -14,8 +14,11 @@ import threading
 import time
 from typing import Any
 
-from hwinfo.binding import pynvml
+from hwinfo.binding import function, pynvml
 from hwinfo.model.gpu import XidErrors
+
+# nvmlEventTypeXidCriticalError (nvml.h), literal: not every binding names it.
+XID_CRITICAL_ERROR = 0x8
 
 log = logging.getLogger("hwinfo.xid")
 
@@ -36,7 +39,7 @@ class XidListener:
     """One event set for every GPU; a thread waits on it and counts what arrives."""
 
     def __init__(self) -> None:
-        self._set = pynvml.nvmlEventSetCreate()
+        self._set = function("nvmlEventSetCreate")()
         self._uuid_of: dict[int, str] = {}  # handle value -> GPU UUID
         self._tally: dict[str, dict[int, XidErrors]] = {}
         self._lock = threading.Lock()
@@ -50,7 +53,7 @@ class XidListener:
         if key is None or self._uuid_of.get(key) == uuid:
             return
         try:
-            pynvml.nvmlDeviceRegisterEvents(handle, pynvml.nvmlEventTypeXidCriticalError, self._set)
+            function("nvmlDeviceRegisterEvents")(handle, XID_CRITICAL_ERROR, self._set)
         except pynvml.NVMLError as exc:
             # NotSupported on some boards and vGPU guests; others are worth a line in the log.
             if not isinstance(exc, pynvml.NVMLError_NotSupported):
@@ -73,14 +76,14 @@ class XidListener:
         self._thread.join(timeout=_WAIT_MS / 1000 * 4)
         if not self._thread.is_alive():
             try:
-                pynvml.nvmlEventSetFree(self._set)
+                function("nvmlEventSetFree")(self._set)
             except pynvml.NVMLError:
                 pass
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                data = pynvml.nvmlEventSetWait(self._set, _WAIT_MS)
+                data = function("nvmlEventSetWait")(self._set, _WAIT_MS)
             except pynvml.NVMLError_Timeout:
                 continue
             except pynvml.NVMLError as exc:
@@ -88,7 +91,7 @@ class XidListener:
                 log.debug("XID wait: %s", exc)
                 self._stop.wait(1.0)
                 continue
-            if data.eventType & pynvml.nvmlEventTypeXidCriticalError:
+            if data.eventType & XID_CRITICAL_ERROR:
                 self._count(data)
 
     def _count(self, data: Any) -> None:

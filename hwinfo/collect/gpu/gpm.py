@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from hwinfo.binding import pynvml
+from hwinfo.binding import function, pynvml
 from hwinfo.model.gpu import Activity, Gpu
 
 # Unknown: the shortest window over which NVML's GPM figures are meaningful; NVIDIA's tools
@@ -39,14 +39,14 @@ class _Series:
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
-        self.latest = pynvml.nvmlGpmSampleAlloc()
-        self.spare = pynvml.nvmlGpmSampleAlloc()
+        self.latest = function("nvmlGpmSampleAlloc")()
+        self.spare = function("nvmlGpmSampleAlloc")()
         self.taken_at = 0.0
 
     def free(self) -> None:
         for buffer in (self.latest, self.spare):
             try:
-                pynvml.nvmlGpmSampleFree(buffer)
+                function("nvmlGpmSampleFree")(buffer)
             except pynvml.NVMLError:
                 pass
 
@@ -64,7 +64,7 @@ class GpmReader:
     def supported(self, handle: Any, uuid: str) -> bool:
         if uuid not in self._supported:
             try:
-                support = AVAILABLE and pynvml.nvmlGpmQueryDeviceSupport(handle).isSupportedDevice
+                support = AVAILABLE and function("nvmlGpmQueryDeviceSupport")(handle).isSupportedDevice
             except pynvml.NVMLError:
                 support = False
             self._supported[uuid] = bool(support)
@@ -115,9 +115,9 @@ class GpmReader:
     def _take(self, key: Key, series: _Series, buffer: Any) -> None:
         gpu_instance_id = key[1]
         if gpu_instance_id is None:
-            pynvml.nvmlGpmSampleGet(series.handle, buffer)
+            function("nvmlGpmSampleGet")(series.handle, buffer)
         else:
-            pynvml.nvmlGpmMigSampleGet(series.handle, gpu_instance_id, buffer)
+            function("nvmlGpmMigSampleGet")(series.handle, gpu_instance_id, buffer)
         series.taken_at = time.monotonic()
 
     def _next(self, key: Key, series: _Series) -> Activity | None:
@@ -140,7 +140,7 @@ class GpmReader:
             for i, (metric_id, _) in enumerate(_METRICS):
                 request.metrics[i].metricId = metric_id
         request.sample1, request.sample2 = first, second
-        pynvml.nvmlGpmMetricsGet(request)
+        function("nvmlGpmMetricsGet")(request)
         ratios = {
             name: request.metrics[i].value / 100 if request.metrics[i].nvmlReturn == 0 else None
             for i, (_, name) in enumerate(_METRICS)

@@ -11,7 +11,7 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
-from hwinfo.binding import pynvml
+from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.device import memory_info
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.processes import OwnerLookup, listed_processes
@@ -38,7 +38,7 @@ def profile_table(handle: Any) -> list[GpuInstanceProfile]:
     profiles = []
     for index in range(pynvml.NVML_GPU_INSTANCE_PROFILE_COUNT):
         try:
-            info = pynvml.nvmlDeviceGetGpuInstanceProfileInfo(handle, index)
+            info = function("nvmlDeviceGetGpuInstanceProfileInfo")(handle, index)
         except pynvml.NVMLError_NotSupported:
             continue  # this board lacks the profile (e.g. 1g double memory on older A100s)
         except pynvml.NVMLError_InvalidArgument:
@@ -80,14 +80,14 @@ def _device(
 ) -> MigDevice:
     read = Reader()
     memory = read("memory", memory_info, handle)
-    attributes = read("attributes", pynvml.nvmlDeviceGetAttributes, handle)
+    attributes = read("attributes", function("nvmlDeviceGetAttributes"), handle)
     processes, count = listed_processes(read, handle, owner_of, with_processes, with_command)
     return MigDevice(
         index=index,
-        uuid=read("uuid", pynvml.nvmlDeviceGetUUID, handle),
-        profile=_profile_of(read("name", pynvml.nvmlDeviceGetName, handle)),
-        gpu_instance_id=read("gpu_instance_id", pynvml.nvmlDeviceGetGpuInstanceId, handle),
-        compute_instance_id=read("compute_instance_id", pynvml.nvmlDeviceGetComputeInstanceId, handle),
+        uuid=read("uuid", function("nvmlDeviceGetUUID"), handle),
+        profile=_profile_of(read("name", function("nvmlDeviceGetName"), handle)),
+        gpu_instance_id=read("gpu_instance_id", function("nvmlDeviceGetGpuInstanceId"), handle),
+        compute_instance_id=read("compute_instance_id", function("nvmlDeviceGetComputeInstanceId"), handle),
         multiprocessor_count=attributes.multiprocessorCount if attributes is not None else None,
         gpu_share_ratio=_share(
             attributes.computeInstanceSliceCount if attributes is not None else None, whole),
@@ -104,9 +104,9 @@ def _devices(
     whole: int | None,
 ) -> list[MigDevice]:
     devices = []
-    for index in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(parent)):
+    for index in range(function("nvmlDeviceGetMaxMigDeviceCount")(parent)):
         try:
-            handle = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(parent, index)
+            handle = function("nvmlDeviceGetMigDeviceHandleByIndex")(parent, index)
         except (pynvml.NVMLError_NotFound, pynvml.NVMLError_InvalidArgument):
             # Indices are dense on drivers seen so far; skipping (not stopping) also
             # survives a gap left by an instance destroyed mid-walk.
@@ -121,9 +121,9 @@ def _gpu_instances(parent: Any, profiles: list[GpuInstanceProfile]) -> list[MigG
     for profile in profiles:
         count = ctypes.c_uint(0)
         handles = (pynvml.c_nvmlGpuInstance_t * profile.instances_max)()
-        pynvml.nvmlDeviceGetGpuInstances(parent, profile.id, handles, ctypes.byref(count))
+        function("nvmlDeviceGetGpuInstances")(parent, profile.id, handles, ctypes.byref(count))
         for handle in handles[: count.value]:
-            info = pynvml.nvmlGpuInstanceGetInfo(handle)
+            info = function("nvmlGpuInstanceGetInfo")(handle)
             instances.append(
                 MigGpuInstance(
                     id=info.id,
@@ -149,7 +149,7 @@ def _capacity(
             multiprocessor_count=profile.multiprocessor_count,
             instances_max=profile.instances_max,
             instances_free=read(
-                "mig_capacity", pynvml.nvmlDeviceGetGpuInstanceRemainingCapacity, parent,
+                "mig_capacity", function("nvmlDeviceGetGpuInstanceRemainingCapacity"), parent,
                 profile.id,
             ) if enabled else None,
             gpu_share_ratio=_share(profile.slices, whole),
@@ -167,7 +167,7 @@ def read_mig(
     with_command: bool,
 ) -> Mig | None:
     """The MIG state of a GPU; None when it cannot do MIG."""
-    mode = read("mig_mode", pynvml.nvmlDeviceGetMigMode, parent)
+    mode = read("mig_mode", function("nvmlDeviceGetMigMode"), parent)
     if mode is None:
         return None
     enabled, pending = bool(mode[0]), bool(mode[1])

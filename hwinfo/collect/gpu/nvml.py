@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from hwinfo.binding import LIBRARY_MISMATCH, pynvml
+from hwinfo.binding import LIBRARY_MISMATCH, function, pynvml, too_old
 
 T = TypeVar("T")
 
@@ -40,8 +40,10 @@ _INIT_FAILURES: tuple[tuple[type[BaseException], str, str], ...] = (
 
 def start() -> None:
     """nvmlInit, with every failure turned into one NvmlUnavailable line."""
+    if (line := too_old()) is not None:
+        raise NvmlUnavailable("error", line)
     try:
-        pynvml.nvmlInit()
+        function("nvmlInit")()
     except pynvml.NVMLError as exc:
         for cls, status, message in _INIT_FAILURES:
             if isinstance(exc, cls):
@@ -53,7 +55,7 @@ def start() -> None:
 
 def stop() -> None:
     try:
-        pynvml.nvmlShutdown()
+        function("nvmlShutdown")()
     except pynvml.NVMLError:
         pass
 

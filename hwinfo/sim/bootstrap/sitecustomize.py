@@ -2,7 +2,9 @@
 
 Python imports `sitecustomize` at start-up from the first directory on sys.path that has
 one; `hwinfo sim run` puts this directory first on PYTHONPATH. Whatever sitecustomize the
-interpreter would otherwise have loaded (Debian ships one) still runs afterwards.
+interpreter would otherwise have loaded (Debian ships one) still runs afterwards, whatever
+happens here. A Python without a pynvml binding (any program that is not an NVML client) is
+left alone, silently: there is nothing to simulate under.
 """
 
 import importlib.machinery
@@ -10,24 +12,42 @@ import importlib.util
 import os
 import sys
 
-# hwinfo is loaded from its own directory, named by `hwinfo sim run`: putting its parent
-# (a site-packages) on the path would hand the client hwinfo's pynvml, psutil and the rest.
-_package = os.environ.get("HWINFO_SIM_PACKAGE")
-if _package and "hwinfo" not in sys.modules:
-    _hwinfo = importlib.util.spec_from_file_location(
-        "hwinfo", os.path.join(_package, "__init__.py"), submodule_search_locations=[_package]
+
+def _install() -> None:
+    """Load hwinfo from its own directory and put the scenario under the client's pynvml."""
+    if importlib.util.find_spec("pynvml") is None:
+        return
+    # hwinfo is loaded from its own directory, named by `hwinfo sim run`: putting its parent
+    # (a site-packages) on the path would hand the client hwinfo's pynvml, psutil and the rest.
+    package = os.environ.get("HWINFO_SIM_PACKAGE")
+    if package and "hwinfo" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "hwinfo", os.path.join(package, "__init__.py"), submodule_search_locations=[package]
+        )
+        if spec is not None and spec.loader is not None:
+            sys.modules["hwinfo"] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules["hwinfo"])
+
+    from hwinfo.sim import install_from_env  # after hwinfo is findable
+
+    install_from_env()
+
+
+def _chain() -> None:
+    """Run the sitecustomize this one shadows, as the interpreter would have."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.machinery.PathFinder.find_spec(
+        "sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != here]
     )
-    if _hwinfo is not None and _hwinfo.loader is not None:
-        sys.modules["hwinfo"] = importlib.util.module_from_spec(_hwinfo)
-        _hwinfo.loader.exec_module(sys.modules["hwinfo"])
+    if spec is not None and spec.loader is not None:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
-from hwinfo.sim import install_from_env  # after hwinfo is findable
 
-install_from_env()
-
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.machinery.PathFinder.find_spec(
-    "sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != _here]
-)
-if _spec is not None and _spec.loader is not None:
-    _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+try:
+    _install()
+except Exception as exc:  # noqa: BLE001 - a client must start even if the simulator cannot
+    # One line, not Python's "Error in sitecustomize" traceback: the client then runs on
+    # whatever library it finds.
+    print(f"hwinfo sim: simulator not installed in this Python: {exc}", file=sys.stderr)
+finally:
+    _chain()
