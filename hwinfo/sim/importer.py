@@ -13,6 +13,7 @@ masked "[REDACTED]", ...) are left out, so they read NotSupported - never 0.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
@@ -23,6 +24,7 @@ from hwinfo.inputs import shown
 from hwinfo.sim import mig_profiles
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.importer_capture import (
+    AccountedApp,
     Capture,
     ListedMigDevice,
     MigPlacement,
@@ -256,6 +258,8 @@ _GPU_FIELDS: tuple[_Field, ...] = (
         for when in ("current", "pending")
     ),
     _f("persistence_mode", _enabled, "persistence_mode"),
+    _f("accounting.enabled", _enabled, "accounting_mode"),
+    _f("accounting.buffer_size", int, "accounting_mode_buffer_size"),
     _f("compute_mode", _compute_mode, "compute_mode"),
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
     _f("memory_reserved_mib", _mib, "fb_memory_usage/reserved"),
@@ -458,9 +462,10 @@ class _Extras:
     placements: dict[tuple[int, int], MigPlacement]  # (GPU, GI id) -> placement
     nvlink: dict[int, int]  # GPU -> active links
     masked: bool = False  # the capture says it masked identifiers
+    accounted: dict[str, list[AccountedApp]] = dataclasses.field(default_factory=dict)  # by bus id
 
     @classmethod
-    def of(cls, capture: Capture | None) -> _Extras:
+    def of(cls, capture: Capture | None, label: str = "") -> _Extras:
         if capture is None:
             return cls({}, {}, {})
         return cls(
@@ -468,6 +473,7 @@ class _Extras:
             capture.gpu_instance_placements(),
             capture.nvlink_active(),
             capture.masked(),
+            {_pci_bus_id(bus): apps for bus, apps in capture.accounted_apps(label).items()},
         )
 
 
@@ -517,7 +523,7 @@ def _import_capture(capture: Capture, source_name: str, section: str | None) -> 
     chosen = candidates[-1]
     where = f"{source_name} [{chosen.label}]"
     return _import_root(
-        _text_root(chosen.body, where), source_name, "capture", _Extras.of(capture), chosen.label
+        _text_root(chosen.body, where), source_name, "capture", _Extras.of(capture, chosen.label), chosen.label
     )
 
 
@@ -610,6 +616,14 @@ def _gpu(
             del fields[key]
     if number in extras.nvlink:
         fields["nvlink_links"] = extras.nvlink[number]
+    ended = [app for app in extras.accounted.get(fields.get("pci_bus_id", ""), ()) if app.time_ms]
+    if ended and fields.get("accounting", {}).get("enabled"):
+        # Running ones (time 0) are the dump's processes; the simulator lists those itself.
+        # When each ended is not in the dump: it ended by the time of the capture.
+        fields["accounting"]["processes"] = [
+            {"pid": app.pid, "run_ms": app.time_ms, "gpu_util_percent": app.gpu_util_percent,
+             "memory_util_percent": app.memory_util_percent, "max_memory_mib": app.max_memory_mib}
+            for app in ended]
     board = board_of(fields["name"])
     gpu: dict[str, Any] = {"board": board.key, **fields} if board else fields
     devices = [

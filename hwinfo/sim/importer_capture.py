@@ -2,8 +2,9 @@
 
 A section starts with a banner of `#` lines naming it (`# load :: query (-q)`) and its command
 (`# $ nvidia-smi -q`); its body runs to the next banner. The scenario comes from a `-q`
-section; `-L` names MIG devices' profiles, `mig -lgi` gives GPU-instance placements and
-`nvlink -s` the NVLink links, facts `-q` does not print.
+section; `-L` names MIG devices' profiles, `mig -lgi` gives GPU-instance placements,
+`nvlink -s` the NVLink links and `--query-accounted-apps` the processes accounting kept, facts
+`-q` does not print.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Capture", "ListedMigDevice", "MigPlacement", "Section", "looks_like_capture", "parse_capture"]
+__all__ = ["AccountedApp", "Capture", "ListedMigDevice", "MigPlacement", "Section",
+           "looks_like_capture", "parse_capture"]
 
 _COMMAND = re.compile(r"# \$ (.+)")
 _LABEL = re.compile(r"# (\S[^:]*?) :: (.+)")
@@ -46,6 +48,23 @@ class MigPlacement:
 class ListedMigDevice:
     profile: str  # "3g.40gb", or "1c.3g.40gb" for a partial compute instance
     uuid: str | None  # as -L printed it (a masked capture prints masked ones)
+
+
+@dataclass(frozen=True)
+class AccountedApp:
+    """One `--query-accounted-apps` row: a process NVML accounting kept statistics of."""
+
+    pid: int
+    gpu_util_percent: int | None
+    memory_util_percent: int | None
+    max_memory_mib: int | None
+    time_ms: int  # 0 while it runs
+
+
+def _number(text: str, unit: str) -> int | None:
+    """ "71 %" -> 71; "[N/A]" -> None."""
+    value = text.strip().removesuffix(unit).strip()
+    return int(value) if value.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -88,6 +107,30 @@ class Capture:
                     out[(int(gpu), int(gi_id))] = MigPlacement(
                         name, int(profile_id), int(start), int(size)
                     )
+        return out
+
+    def accounted_apps(self, label: str) -> dict[str, list[AccountedApp]]:
+        """PCI bus id -> the accounted processes of `--query-accounted-apps` in the sections
+        taken at the same moment as `label` ("load :: query (-q)": the "load" ones)."""
+        moment = label.split(" :: ", 1)[0]
+        out: dict[str, list[AccountedApp]] = {}
+        for section in self.sections:
+            if (not section.command.startswith("nvidia-smi --query-accounted-apps=")
+                    or section.label.split(" :: ", 1)[0] != moment):
+                continue
+            lines = [line for line in section.body.splitlines() if line.strip()]
+            if not lines:
+                continue
+            header = [name.strip().split(" [")[0] for name in lines[0].split(",")]
+            for line in lines[1:]:
+                row = dict(zip(header, (cell.strip() for cell in line.split(","))))
+                pid, time_ms = _number(row.get("pid", ""), ""), _number(row.get("time", ""), "ms")
+                if pid is None or time_ms is None or "gpu_bus_id" not in row:
+                    continue
+                out.setdefault(row["gpu_bus_id"], []).append(AccountedApp(
+                    pid, _number(row.get("gpu_utilization", ""), "%"),
+                    _number(row.get("mem_utilization", ""), "%"),
+                    _number(row.get("max_memory_usage", ""), "MiB"), time_ms))
         return out
 
     def nvlink_active(self) -> dict[int, int]:

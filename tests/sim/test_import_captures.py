@@ -132,6 +132,8 @@ def _xml_expected(gpu: ET.Element) -> Expected:
         "pci_bus_id": t("pci/pci_bus_id"),
         "pci_device_id": t("pci/pci_device_id"),
         "persistence": t("persistence_mode"),
+        "accounting": t("accounting_mode"),
+        "accounting_buffer": t("accounting_mode_buffer_size"),
         "compute_mode": t("compute_mode"),
         "total": t("fb_memory_usage/total"),
         "reserved": t("fb_memory_usage/reserved"),
@@ -333,6 +335,8 @@ def _text_expected(gpu: list[Line]) -> Expected:
         "pci_bus_id": g("PCI", "Bus Id"),
         "pci_device_id": g("PCI", "Device Id"),
         "persistence": g("Persistence Mode"),
+        "accounting": g("Accounting Mode"),
+        "accounting_buffer": g("Accounting Mode Buffer Size"),
         "compute_mode": g("Compute Mode"),
         "total": g("FB Memory Usage", "Total"),
         "reserved": g("FB Memory Usage", "Reserved"),
@@ -582,6 +586,8 @@ FIELDS: dict[str, tuple[str, Callable[[str | None], Any]]] = {
     "pci_bus_id": ("pci_bus_id", _upper),
     "pci_device_id": ("pci_device_id", _hex),
     "persistence_mode": ("persistence", _enabled),
+    "accounting.enabled": ("accounting", _enabled),
+    "accounting.buffer_size": ("accounting_buffer", _int),
     "compute_mode": ("compute_mode", _mode),
     "memory_total_bytes": ("total", _bytes),
     "memory_reserved_bytes": ("reserved", _bytes),
@@ -633,7 +639,7 @@ FIELDS: dict[str, tuple[str, Callable[[str | None], Any]]] = {
     },
 }
 # Blocks the report gives as null when NVML does not support them (all members N/A).
-BLOCKS = ("pcie", "ecc", "retired_pages", "remapped_rows", "mig", "clocks", "max_clocks")
+BLOCKS = ("accounting", "pcie", "ecc", "retired_pages", "remapped_rows", "mig", "clocks", "max_clocks")
 NOT_IN_A_DUMP = (
     "cuda_compute_capability",
     "cuda_cores",
@@ -756,3 +762,29 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
         ]
         for p in gpu["processes"] + [q for d in devices for q in d["processes"]]:
             assert p["user"] is None and p["command"] is None
+
+
+def test_accounted_processes_replay_as_the_capture_listed_them(tmp_path: Path) -> None:
+    """The L40S capture's --query-accounted-apps rows (load), through the real pynvml."""
+    capture = CAPTURES / "text" / "linux-x86_64__nvidia-l40s__595.80.txt"
+    require(capture.is_file(), f"{capture} missing")
+    scenario = tmp_path / "l40s.json"
+    assert _hwinfo("sim", "import", str(capture), "-o", str(scenario)).returncode == 0
+    script = (
+        "import pynvml as N, hwinfo.sim, sys\n"
+        "hwinfo.sim.install(sys.argv[1]); N.nvmlInit(); h = N.nvmlDeviceGetHandleByIndex(0)\n"
+        "for pid in N.nvmlDeviceGetAccountingPids(h):\n"
+        "    s = N.nvmlDeviceGetAccountingStats(h, pid)\n"
+        "    print(pid, s.gpuUtilization, s.memoryUtilization, s.maxMemoryUsage, s.time, s.isRunning)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(scenario)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {int(line.split()[0]): line.split()[1:] for line in done.stdout.splitlines()}
+    # Ended rows as captured (gpu %, memory %, max memory, time ms); running ones are the
+    # dump's processes, listed with time 0.
+    assert rows[15727] == ["71", "8", "0", "5270", "0"]
+    assert rows[17439] == ["65", "7", "0", "5096", "0"]
+    assert rows[18679] == ["99", "13", "0", "153712", "0"]
+    running = {pid for pid, row in rows.items() if row[-1] == "1"}
+    assert running == {20037, 20038} and all(rows[pid][3] == "0" for pid in running)
