@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,8 +87,16 @@ def refuse_bad_combinations(ctx: click.Context) -> None:
 
 
 class Command(click.Command):
-    """A command whose options are checked against each other (refuse_bad_combinations), and
-    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs."""
+    """A command whose options are checked against each other (refuse_bad_combinations),
+    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs, and which ends
+    with `trouble_exit_code` and one line when its standard output cannot be written."""
+
+    trouble_exit_code = 1
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        with stdout.flushed(self.trouble_exit_code):  # --help is output too
+            return super().make_context(info_name, args, parent=parent, **extra)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
@@ -95,7 +104,7 @@ class Command(click.Command):
         return rest
 
     def invoke(self, ctx: click.Context) -> Any:
-        with raising():
+        with stdout.flushed(self.trouble_exit_code), raising():
             return super().invoke(ctx)
 
 
