@@ -209,7 +209,7 @@ def test_help_names_the_shared_options(command: str) -> None:
 
 @pytest.mark.parametrize(("args", "code", "message"), [
     (["--gpu", "9"], 1, "--gpu 9: no such GPU (indices: 0, 1, 2, 3, 4, 5, 6, 7)"),
-    (["--gpu", ""], 2, "--gpu: empty GPU selector"),
+    (["--gpu", ""], 2, "--gpu needs a value, not an empty string"),
     (["--gpu", "zero"], 2, "--gpu 'zero': expected an index, a GPU UUID (GPU-...) or a PCI bus id"),
     (["--brief", "--format", "json"], 2, "--brief cannot be used with --format"),
     (["--brief", "--full-command"], 2, "--brief cannot be used with --full-command"),

@@ -63,9 +63,27 @@ class Seconds(click.ParamType):
         return "SECONDS"
 
 
+def _param(ctx: click.Context, name: str) -> click.Parameter:
+    return next(p for p in ctx.command.params if p.name == name)
+
+
 def _label(ctx: click.Context, name: str) -> str:
-    param = next(p for p in ctx.command.params if p.name == name)
+    """How the user wrote it: --option, or an argument's metavar (SCENARIO)."""
+    param = _param(ctx, name)
+    if isinstance(param, click.Argument):
+        return param.human_readable_name
     return param.opts[0] if param.opts else name
+
+
+def _empty(param: click.Parameter, value: Any) -> bool:
+    """Whether a value given is empty: a blank string, or a blank one among several."""
+    if isinstance(value, str):
+        return not value.strip()
+    if not isinstance(value, tuple):
+        return False
+    # Arguments handed on verbatim (sim run's COMMAND) may be empty, all but the program.
+    items = value[:1] if param.type is click.UNPROCESSED else value
+    return any(isinstance(item, str) and not item.strip() for item in items)
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -75,7 +93,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 def refuse_bad_combinations(ctx: click.Context) -> None:
     """Empty values, contradicting options and options missing their partner: a UsageError."""
     for name, value in ctx.params.items():
-        if isinstance(value, str) and not value.strip() and _given(ctx, name):
+        if _given(ctx, name) and _empty(_param(ctx, name), value):
             raise click.UsageError(f"{_label(ctx, name)} needs a value, not an empty string", ctx)
     for first, second in CONFLICTS:
         if _given(ctx, first) and _given(ctx, second):
