@@ -200,6 +200,15 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert doc["memory"] is None and doc["cpu"] is None
 
 
+def test_a_fifo_in_the_root_is_said_not_waited_for(tmp_path: Path) -> None:
+    (tmp_path / "proc").mkdir()
+    os.mkfifo(tmp_path / "proc" / "meminfo")  # no writer: reading it would wait for ever
+    result = run("report", "--no-gpu", "--root", str(tmp_path))  # run() has a deadline
+    assert result.returncode == 1 and result.stderr == ""
+    assert (f"memory: collection failed: {tmp_path}/proc/meminfo: not a regular file (a FIFO)"
+            in result.stdout.splitlines())
+
+
 @pytest.mark.parametrize("command", ["report", "check", "export", "serve"])
 def test_help_names_the_shared_options(command: str) -> None:
     result = run(command, "--help")
