@@ -28,6 +28,8 @@ from typing import Any
 # about 200 KiB, the largest built-in scenario 12 KiB. The limits leave room for large
 # machines while keeping a hostile file from costing more than a few hundred MB.
 DEFAULT_LIMIT_BYTES = 16 * 1024 * 1024
+# A PEM certificate, key or CA bundle: a distribution's whole bundle is about 220 KiB.
+PEM_LIMIT_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
 
@@ -220,6 +222,11 @@ def shown(value: Any, limit: int = 60) -> str:
         return f"an integer of {value.bit_length()} bits" if isinstance(value, int) else \
             f"a {type(value).__name__} holding a huge integer"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def ssl_reason(exc: Exception) -> str:
+    """OpenSSL's error without the "(_ssl.c:4154)" that names a line of Python's C source."""
+    return re.sub(r"\s*\(_ssl\.c:\d+\)$", "", _one_line(exc))
 
 
 def finite(value: float, what: str) -> float:

@@ -223,6 +223,17 @@ def test_each_problem_is_one_line_naming_file_and_field(
     assert message in error
 
 
+def test_an_empty_client_ca_file_is_one_line(tmp_path: Path, pki: Pki) -> None:
+    where = tls_dir(tmp_path, pki)
+    (where / "empty.crt").write_text("")
+    path = write(where, TLS + "  client_auth_type: RequireAndVerifyClientCert\n"
+                              "  client_ca_file: empty.crt\n")
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(path)
+    assert str(caught.value) == (f"{path}: tls_server_config.client_ca_file: {where}/empty.crt: "
+                                 "no CA certificate loads (Empty certificate data)")
+
+
 def test_missing_certificate_message(tmp_path: Path) -> None:
     path = write(tmp_path, "tls_server_config: {cert_file: /etc/x.crt, key_file: x.key}\n")
     with pytest.raises(WebConfigError) as caught:
