@@ -189,7 +189,7 @@ def test_sim_import_writes_a_scenario_that_loads(tmp_path: Path) -> None:
     out = tmp_path / "lab.json"
     result = run("sim", "import", str(dumps[0]), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert run("report", "--simulate", str(out), "--no-gpu").returncode == 0
+    assert run("report", "--simulate", str(out)).returncode == 0
 
 
 @pytest.mark.parametrize(("name", "says"), [

@@ -34,6 +34,10 @@ CONFLICTS: tuple[tuple[str, str], ...] = (
     ),
     # --brief is text for people: one line per GPU, no command lines.
     *(("brief", other) for other in ("fmt", "full_command")),
+    # --no-gpu leaves NVML alone: no scenario to read GPUs from, no NVML call to time.
+    *(("no_gpu", other) for other in ("simulate", "nvml_timeout")),
+    # Command lines are those of GPU processes, which --no-processes leaves out.
+    ("no_processes", "full_command"),
 )
 # Options that only mean something with another one.
 REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
