@@ -201,8 +201,12 @@ def weaken_reason(old: WebConfig, new: WebConfig) -> str | None:
             _VERIFY_RANK[CLIENT_AUTH_TYPES[before.client_auth_type]]:
         return (f"it asks less of client certificates ({before.client_auth_type} -> "
                 f"{after.client_auth_type})")
-    if after.min_version < before.min_version:
-        return f"it lowers min_version ({before.min_version.name} -> {after.min_version.name})"
+    # Either bound lowered lets a client use an older protocol than the running server allows
+    # (TLS13 -> TLS12 for max_version brings back TLS 1.2's weaker suites and renegotiation).
+    for bound in ("min_version", "max_version"):
+        was, now = getattr(before, bound), getattr(after, bound)
+        if now < was:
+            return f"it lowers {bound} ({was.name} -> {now.name})"
     if before.ciphers is not None and (after.ciphers is None or after.ciphers - before.ciphers):
         return "it allows cipher suites the running configuration does not"
     if before.curve is not None and after.curve != before.curve:
