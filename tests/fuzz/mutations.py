@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fixtures.machines import shared_tree
@@ -98,13 +100,39 @@ def mutated(draw: Callable[..., Any], base: Any, max_changes: int = 3) -> Any:
     return document
 
 
+# The most one case may allocate at its peak, beyond what was live before it. The bounds of
+# hwinfo/inputs.py keep any hostile document to a few MiB of work; a parser that builds as
+# much as its input asks for (a CPU list "0-99999999", aliases multiplying a YAML tree)
+# passes this long before it runs out of time.
+MEMORY_LIMIT_BYTES = 48 << 20
+
+
+@contextmanager
+def bounded_memory(limit: int = MEMORY_LIMIT_BYTES) -> Iterator[None]:
+    """Fails the case when what it allocates (Python's allocator, tracemalloc) peaks past `limit`."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        yield
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+    assert peak <= limit, f"one case allocated {peak / (1 << 20):.0f} MiB at its peak"
+
+
 def one_line_or_valid(call: Callable[[], Any], error: type[Exception]) -> Any:
-    """The call's result, or None after it raised exactly `error` with a one-line message.
+    """The call's result, or None after it raised exactly `error` with a one-line message;
+    either way in bounded memory (bounded_memory).
 
     Any other exception propagates, and fails the property with its traceback.
     """
     try:
-        return call()
+        with bounded_memory():
+            return call()
     except error as exc:
         message = str(exc)
         assert message and "\n" not in message, repr(message)

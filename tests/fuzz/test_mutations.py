@@ -1,0 +1,26 @@
+"""The shared fuzz helpers catch what they promise to: more than one line, too much memory."""
+
+from __future__ import annotations
+
+import pytest
+from fuzz.mutations import MEMORY_LIMIT_BYTES, bounded_memory, one_line_or_valid
+
+
+def test_a_case_that_allocates_past_the_bound_fails() -> None:
+    with pytest.raises(AssertionError, match=r"one case allocated \d+ MiB at its peak"):
+        one_line_or_valid(lambda: len(bytearray(MEMORY_LIMIT_BYTES + (1 << 20))), ValueError)
+
+
+def test_memory_freed_before_the_case_does_not_count() -> None:
+    kept = bytearray(MEMORY_LIMIT_BYTES)  # live before: not the case's
+    with bounded_memory():
+        small = bytearray(1 << 20)
+    assert len(kept) and len(small)
+
+
+def test_a_two_line_error_fails() -> None:
+    def raise_two_lines() -> None:
+        raise ValueError("first\nsecond")
+
+    with pytest.raises(AssertionError):
+        one_line_or_valid(raise_two_lines, ValueError)
