@@ -29,6 +29,7 @@ COMMANDS = [
     (("sim", "list"), 1),
     (("--help",), 1),
     (("check", "--help"), 3),
+    (("check", "--bogus"), 3),  # the UNKNOWN line of a usage error, written to nowhere
 ]
 
 

@@ -36,13 +36,15 @@ class _CheckCommand(Command):
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            _fail(f"{exc.format_message().rstrip('.')} (see hwinfo check --help)", "text")
+        # The UNKNOWN line _fail writes can find standard output gone too.
+        with stdout.flushed(self.trouble_exit_code):
+            try:
+                return super().make_context(info_name, args, parent=parent, **extra)
+            except click.UsageError as exc:
+                _fail(f"{exc.format_message().rstrip('.')} (see hwinfo check --help)", "text")
 
     def invoke(self, ctx: click.Context) -> Any:
-        # The verdict _fail writes can find standard output gone too: that is UNKNOWN as well.
+        # Likewise for the verdict _fail writes here.
         with stdout.flushed(self.trouble_exit_code):
             try:
                 return super().invoke(ctx)
