@@ -4,7 +4,8 @@ Exit statuses of every command but `check`: 2 when the command line is wrong in 
 unknown option, a value of the wrong type or out of range, NaN or infinity, an empty value,
 options that contradict each other); 1 when it is well-formed but what it names cannot be
 used (no such file or directory, a file of the wrong kind or content, an unreachable URL,
-a port in use, NVML not answering in time). `check` exits 3 (UNKNOWN) for all of these.
+a port in use, NVML not answering in time) or standard output cannot be written (a full
+disk, a reader gone: cli/stdout.py). `check` exits 3 (UNKNOWN) for all of these.
 """
 
 from __future__ import annotations
