@@ -28,6 +28,8 @@ from typing import Any
 # about 200 KiB, the largest built-in scenario 12 KiB. The limits leave room for large
 # machines while keeping a hostile file from costing more than a few hundred MB.
 DEFAULT_LIMIT_BYTES = 16 * 1024 * 1024
+# A PEM certificate, key or CA bundle: a distribution's whole bundle is about 220 KiB.
+PEM_LIMIT_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
 
@@ -44,32 +46,43 @@ class InputError(ValueError):
     """An input that cannot be used; str() is one line that names it."""
 
 
+class NotReadable(InputError):
+    """The file could not be opened or read at all (missing, no permission, an I/O error),
+    as opposed to one that was there and refused: procfs readers take it as "not there"."""
+
+
 def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES) -> bytes:
-    """The content of a regular file, at most `limit` bytes; `what` names it in errors."""
+    """The content of a regular file, at most `limit` bytes; `what` names it in errors.
+
+    Bounded by the bytes read, not by st_size: procfs and sysfs files say 0 and hold more.
+    """
     # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise InputError(f"{what}: {exc.strerror or exc}") from None
+        raise NotReadable(f"{what}: {exc.strerror or exc}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{what}: not a regular file ({_kind(mode)})")
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError(f"{what}: not a regular file ({_kind(status.st_mode)})")
         chunks: list[bytes] = []
         size = 0
+        # os.read allocates what it is asked for: small reads for the small files most are.
+        ask = min(max(status.st_size + 1, 64 * 1024), 1 << 20)
         while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            chunk = os.read(fd, min(ask, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            ask = 1 << 20
     except OSError as exc:
-        raise InputError(f"{what}: {exc.strerror or exc}") from None
+        raise NotReadable(f"{what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     if size > limit:
@@ -209,6 +222,11 @@ def shown(value: Any, limit: int = 60) -> str:
         return f"an integer of {value.bit_length()} bits" if isinstance(value, int) else \
             f"a {type(value).__name__} holding a huge integer"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def ssl_reason(exc: Exception) -> str:
+    """OpenSSL's error without the "(_ssl.c:4154)" that names a line of Python's C source."""
+    return re.sub(r"\s*\(_ssl\.c:\d+\)$", "", _one_line(exc))
 
 
 def finite(value: float, what: str) -> float:

@@ -4,13 +4,15 @@
 root. Writing to a temporary file beside the target and renaming it over the target means a
 reader (node_exporter) never sees half a file, but a rename replaces whatever has the name:
 /dev/null, a FIFO another program reads, a symlink. So the target must be a regular file or
-not exist yet; anything else is refused in one line and left as it was.
+not exist yet; anything else is refused in one line and left as it was. `-` is standard
+output, as for other Unix tools: never a file named `-`.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,12 +26,17 @@ _KINDS = (
 )
 
 
+STDOUT = "-"
+
+
 class OutputError(Exception):
     """The file cannot be written as asked; str() is one line naming it."""
 
 
 def check_target(path: str | os.PathLike[str], what: str) -> None:
     """Refuse, before any work, a target that is not a regular file or in no directory."""
+    if os.fspath(path) == STDOUT:
+        return
     if not os.fspath(path):
         raise OutputError(f"{what}: an empty path names no file")
     try:
@@ -69,3 +76,16 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, what: str) -> No
         if isinstance(exc, OSError):
             raise OutputError(f"{what}: cannot write: {exc.strerror}") from None
         raise
+
+
+def write_output(path: str | os.PathLike[str], data: bytes, what: str) -> bool:
+    """`data` to standard output for `-`, else atomically to the file; whether it was a file.
+
+    A failed write to standard output is the command line's to report (cli/stdout.py).
+    """
+    if os.fspath(path) == STDOUT:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return False
+    write_atomically(path, data, what)
+    return True

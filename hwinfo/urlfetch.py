@@ -75,11 +75,24 @@ def parse_url(url: str, flag: str, service: str, suffix: str = "") -> Target:
 
 
 def tls_context(ca_file: str | None) -> ssl.SSLContext:
-    """What an https URL is checked against: the system's CAs, or those of --ca-file."""
+    """What an https URL is checked against: the system's CAs, or those of --ca-file.
+
+    The file is read as hostile input (inputs.read_text) and OpenSSL given its text, never its
+    name: OpenSSL would wait on a FIFO for ever and read /dev/zero until memory runs out.
+    """
+    if ca_file is None:
+        return ssl.create_default_context()
+    what = f"--ca-file {ca_file}"
     try:
-        return ssl.create_default_context(cafile=ca_file)
-    except (OSError, ssl.SSLError) as exc:
-        raise FetchError(f"--ca-file {ca_file}: not a usable CA certificate: {exc}") from None
+        pem = inputs.read_text(ca_file, what, inputs.PEM_LIMIT_BYTES)
+    except inputs.InputError as exc:
+        raise FetchError(str(exc)) from None
+    if not pem.strip():  # cadata="" would mean "no cadata": the system's CAs, not none
+        raise FetchError(f"{what}: empty, no CA certificate in it")
+    try:
+        return ssl.create_default_context(cadata=pem)
+    except (ssl.SSLError, ValueError) as exc:
+        raise FetchError(f"{what}: no CA certificate loads ({inputs.ssl_reason(exc)})") from None
 
 
 class _Exchange:

@@ -118,6 +118,10 @@ URL = "http://127.0.0.1:1"
         (("report", "--from", URL, "--no-processes"), USAGE, "--from cannot be used with --no-processes"),
         (("report", "--from", URL, "--nvml-timeout", "3"), USAGE, "--from cannot be used with --nvml-timeout"),
         (("report", "--ca-file", NOT_A_DIR), USAGE, "--ca-file needs --from"),
+        (("report", "--simulate", "cloud-t4", "--no-gpu"), USAGE, "--no-gpu cannot be used with --simulate"),
+        (("report", "--no-gpu", "--nvml-timeout", "3"), USAGE, "--no-gpu cannot be used with --nvml-timeout"),
+        (("report", "--no-processes", "--full-command"), USAGE,
+         "--no-processes cannot be used with --full-command"),
         (("report", "--root", "/no/such/root"), RUNTIME, "procfs root '/no/such/root' is not a readable directory"),
         (("report", "--root", NOT_A_DIR), RUNTIME, f"procfs root '{NOT_A_DIR}' is not a readable directory"),
         (("report", "--simulate", "no-such-scenario"), RUNTIME, "no-such-scenario"),
@@ -200,6 +204,15 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert doc["memory"] is None and doc["cpu"] is None
 
 
+def test_a_fifo_in_the_root_is_said_not_waited_for(tmp_path: Path) -> None:
+    (tmp_path / "proc").mkdir()
+    os.mkfifo(tmp_path / "proc" / "meminfo")  # no writer: reading it would wait for ever
+    result = run("report", "--no-gpu", "--root", str(tmp_path))  # run() has a deadline
+    assert result.returncode == 1 and result.stderr == ""
+    assert (f"memory: collection failed: {tmp_path}/proc/meminfo: not a regular file (a FIFO)"
+            in result.stdout.splitlines())
+
+
 @pytest.mark.parametrize("command", ["report", "check", "export", "serve"])
 def test_help_names_the_shared_options(command: str) -> None:
     result = run(command, "--help")
@@ -209,7 +222,7 @@ def test_help_names_the_shared_options(command: str) -> None:
 
 @pytest.mark.parametrize(("args", "code", "message"), [
     (["--gpu", "9"], 1, "--gpu 9: no such GPU (indices: 0, 1, 2, 3, 4, 5, 6, 7)"),
-    (["--gpu", ""], 2, "--gpu: empty GPU selector"),
+    (["--gpu", ""], 2, "--gpu needs a value, not an empty string"),
     (["--gpu", "zero"], 2, "--gpu 'zero': expected an index, a GPU UUID (GPU-...) or a PCI bus id"),
     (["--brief", "--format", "json"], 2, "--brief cannot be used with --format"),
     (["--brief", "--full-command"], 2, "--brief cannot be used with --full-command"),

@@ -7,6 +7,7 @@ change a verdict; the GPU side is the simulator.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -266,6 +267,34 @@ def test_nothing_read_is_unknown_never_ok(tmp_path: Path) -> None:
     assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 2
     assert f"memory not read: nothing could be read below {tmp_path}" in result.stdout
     assert f"cpu not read: nothing could be read below {tmp_path}" in result.stdout
+
+
+def _special(root: Path, rel: str, kind: str) -> Path:
+    """A --root tree whose file `rel` is a FIFO (no writer) or a link to /dev/zero."""
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    return target
+
+
+@pytest.mark.parametrize(("rel", "kind", "says"), [
+    ("proc/meminfo", "fifo", "memory not read: {file}: not a regular file (a FIFO)"),
+    ("proc/meminfo", "zero", "memory not read: {file}: not a regular file (a character device)"),
+    ("proc/uptime", "fifo", "host not read: {file}: not a regular file (a FIFO)"),
+    ("proc/cpuinfo", "fifo", "HWINFO UNKNOWN - {file}: not a regular file (a FIFO)"),
+])
+def test_a_root_file_no_procfs_holds_is_unknown_at_once(
+    tmp_path: Path, rel: str, kind: str, says: str
+) -> None:
+    file = _special(tmp_path, rel, kind)
+    # A FIFO read would block for ever and /dev/zero grow without end: run() has a deadline.
+    result = run("check", "--root", str(tmp_path), "--simulate", "no-driver", root=False)
+    assert result.returncode == 3, result.stdout
+    assert says.format(file=file) in result.stdout
+    assert result.stderr == ""
 
 
 def imported_rtx_3090(tmp_path: Path) -> dict[str, Any]:

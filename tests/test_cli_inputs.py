@@ -189,7 +189,7 @@ def test_sim_import_writes_a_scenario_that_loads(tmp_path: Path) -> None:
     out = tmp_path / "lab.json"
     result = run("sim", "import", str(dumps[0]), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert run("report", "--simulate", str(out), "--no-gpu").returncode == 0
+    assert run("report", "--simulate", str(out)).returncode == 0
 
 
 @pytest.mark.parametrize(("name", "says"), [
@@ -228,3 +228,22 @@ def test_check_and_report_from_a_web_page(html_server: int) -> None:
     says = f"http://127.0.0.1:{html_server}/api/v1/snapshot is not an hwinfo daemon (it answered text/html)"
     assert unknown_line(run("check", "--from", f"http://127.0.0.1:{html_server}")).endswith(says)
     assert one_error_line(run("report", "--from", f"http://127.0.0.1:{html_server}")) == f"Error: {says}"
+
+
+# --- --ca-file: read as hostile input, never by OpenSSL by name ---------------------------------
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("fifo", "not a regular file (a FIFO)"),  # OpenSSL would wait on it for ever
+    ("/dev/zero", "not a regular file (a character device)"),  # ... and read it for ever
+    ("binary", "not UTF-8 text (binary?) at byte 136"),
+    ("latin1", "not UTF-8 text (binary?) at byte 33"),
+    ("nested", "no CA certificate loads (no start line: cadata does not contain a certificate)"),
+])
+def test_a_hostile_ca_file_is_one_line(hostile: dict[str, Path], name: str, says: str) -> None:
+    ca = hostile.get(name, name)
+    url = "https://127.0.0.1:9"
+    assert one_error_line(run("report", "--from", url, "--ca-file", str(ca))) == \
+        f"Error: --ca-file {ca}: {says}"
+    assert unknown_line(run("check", "--from", url, "--ca-file", str(ca))) == \
+        f"HWINFO UNKNOWN - --ca-file {ca}: {says}"

@@ -126,11 +126,19 @@ def test_bad_urls(url: str, expected: str) -> None:
     assert expected in one_line_error(run("fleet", "--prometheus", url))
 
 
-def test_a_ca_file_that_is_no_certificate(tmp_path: Path) -> None:
-    bad = tmp_path / "ca.pem"
-    bad.write_bytes(b"\x00" * 100)
-    line = one_line_error(run("usage", "--prometheus", "https://127.0.0.1:9", "--ca-file", str(bad)))
-    assert "--ca-file" in line and "not a usable CA certificate" in line
+@pytest.mark.parametrize("command", ["usage", "fleet"])
+def test_a_ca_file_that_is_no_certificate(tmp_path: Path, command: str) -> None:
+    binary, text, fifo = tmp_path / "binary.pem", tmp_path / "text.pem", tmp_path / "fifo.pem"
+    binary.write_bytes(b"\x00" * 100)
+    text.write_text("hello\n")
+    os.mkfifo(fifo)  # no writer: OpenSSL reading it by name would wait for ever
+    for ca, says in [(binary, "not text (it holds NUL bytes)"),
+                     (text, "no CA certificate loads (no start line: cadata does not contain a certificate)"),
+                     (fifo, "not a regular file (a FIFO)"),
+                     ("/dev/zero", "not a regular file (a character device)")]:
+        line = one_line_error(run(command, "--prometheus", "https://127.0.0.1:9", "--ca-file",
+                                  str(ca)))
+        assert line == f"Error: --ca-file {ca}: {says}"
 
 
 @pytest.mark.parametrize(("content", "expected"), [

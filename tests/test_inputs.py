@@ -43,6 +43,24 @@ def test_directory_and_missing_file(tmp_path: Path) -> None:
     assert "No such file" in _refused(inputs.read_bytes, tmp_path / "none", "x")
 
 
+def test_not_there_is_told_from_refused(tmp_path: Path) -> None:
+    # A procfs reader takes a file that cannot be opened as "not available", and only that.
+    with pytest.raises(inputs.NotReadable):
+        inputs.read_bytes(tmp_path / "none", "x")
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InputError) as raised:
+        inputs.read_bytes(tmp_path / "fifo", "x")
+    assert not isinstance(raised.value, inputs.NotReadable)
+
+
+def test_a_file_whose_size_says_zero_is_read_to_its_end() -> None:
+    # procfs: st_size 0, content nonetheless; the bound is the bytes read.
+    assert os.stat("/proc/self/status").st_size == 0
+    assert "VmRSS:" in inputs.read_text("/proc/self/status", "status")
+    with pytest.raises(InputError, match="larger than 100 bytes"):
+        inputs.read_bytes("/proc/self/status", "status", 100)
+
+
 def test_symlink_to_a_regular_file_is_followed(tmp_path: Path) -> None:
     (tmp_path / "real").write_text("ok")
     (tmp_path / "link").symlink_to(tmp_path / "real")

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 import hwinfo
+from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import Interrupted
 
 # command name -> (module, attribute, one-line help shown by `hwinfo --help`)
@@ -37,6 +38,13 @@ _LOGGING = frozenset({"serve"})
 
 
 class LazyGroup(click.Group):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        stdout.guard()
+        # Commands (cli/options.py Command) judge their own output with their own exit
+        # status; this is for what is written before or without one (--help, --version).
+        with stdout.flushed(1):
+            return super().main(*args, **kwargs)
+
     def invoke(self, ctx: click.Context) -> Any:
         # Commands (cli/options.py Command) raise Interrupted on Ctrl-C and SIGTERM.
         try:

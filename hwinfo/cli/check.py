@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-import traceback
 from typing import Any, NoReturn
 
 import click
 
+from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import Interrupted
 from hwinfo.cli.options import Command, nvml_timeout_option, root_option, simulate_option, use_color
 
@@ -29,25 +29,34 @@ def _fail(message: str, fmt: str) -> NoReturn:
 
 
 class _CheckCommand(Command):
-    """Usage errors, signals and unexpected failures end as UNKNOWN instead of exit 2 or 1."""
+    """Usage errors, signals, unexpected failures and an unwritable standard output end as
+    UNKNOWN instead of exit 2 or 1."""
+
+    trouble_exit_code = 3
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            _fail(f"{exc.format_message().rstrip('.')} (see hwinfo check --help)", "text")
+        # The UNKNOWN line _fail writes can find standard output gone too.
+        with stdout.flushed(self.trouble_exit_code):
+            try:
+                return super().make_context(info_name, args, parent=parent, **extra)
+            except click.UsageError as exc:
+                _fail(f"{exc.format_message().rstrip('.')} (see hwinfo check --help)", "text")
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.Exit, click.Abort, click.ClickException):
-            raise
-        except Interrupted as exc:  # Ctrl-C, or the monitoring system's timeout
-            _fail(str(exc), ctx.params.get("fmt", "text"))
-        except Exception as exc:  # noqa: BLE001 - a plugin's exit status must stay in 0..3
-            traceback.print_exc()
-            _fail(f"internal error: {type(exc).__name__}: {exc}", ctx.params.get("fmt", "text"))
+        # Likewise for the verdict _fail writes here.
+        with stdout.flushed(self.trouble_exit_code):
+            try:
+                return super().invoke(ctx)
+            except (click.exceptions.Exit, click.Abort, click.ClickException, stdout.StdoutError):
+                raise
+            except Interrupted as exc:  # Ctrl-C, or the monitoring system's timeout
+                _fail(str(exc), ctx.params.get("fmt", "text"))
+            except Exception as exc:  # noqa: BLE001 - a plugin's exit status must stay in 0..3
+                # One line, as for any other trouble: a traceback is no verdict a monitoring
+                # system can show.
+                _fail(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}",
+                      ctx.params.get("fmt", "text"))
 
 
 @click.command(cls=_CheckCommand)

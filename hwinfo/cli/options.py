@@ -4,7 +4,8 @@ Exit statuses of every command but `check`: 2 when the command line is wrong in 
 unknown option, a value of the wrong type or out of range, NaN or infinity, an empty value,
 options that contradict each other); 1 when it is well-formed but what it names cannot be
 used (no such file or directory, a file of the wrong kind or content, an unreachable URL,
-a port in use, NVML not answering in time). `check` exits 3 (UNKNOWN) for all of these.
+a port in use, NVML not answering in time) or standard output cannot be written (a full
+disk, a reader gone: cli/stdout.py). `check` exits 3 (UNKNOWN) for all of these.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,6 +35,10 @@ CONFLICTS: tuple[tuple[str, str], ...] = (
     ),
     # --brief is text for people: one line per GPU, no command lines.
     *(("brief", other) for other in ("fmt", "full_command")),
+    # --no-gpu leaves NVML alone: no scenario to read GPUs from, no NVML call to time.
+    *(("no_gpu", other) for other in ("simulate", "nvml_timeout")),
+    # Command lines are those of GPU processes, which --no-processes leaves out.
+    ("no_processes", "full_command"),
 )
 # Options that only mean something with another one.
 REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
@@ -62,9 +68,27 @@ class Seconds(click.ParamType):
         return "SECONDS"
 
 
+def _param(ctx: click.Context, name: str) -> click.Parameter:
+    return next(p for p in ctx.command.params if p.name == name)
+
+
 def _label(ctx: click.Context, name: str) -> str:
-    param = next(p for p in ctx.command.params if p.name == name)
+    """How the user wrote it: --option, or an argument's metavar (SCENARIO)."""
+    param = _param(ctx, name)
+    if isinstance(param, click.Argument):
+        return param.human_readable_name
     return param.opts[0] if param.opts else name
+
+
+def _empty(param: click.Parameter, value: Any) -> bool:
+    """Whether a value given is empty: a blank string, or a blank one among several."""
+    if isinstance(value, str):
+        return not value.strip()
+    if not isinstance(value, tuple):
+        return False
+    # Arguments handed on verbatim (sim run's COMMAND) may be empty, all but the program.
+    items = value[:1] if param.type is click.UNPROCESSED else value
+    return any(isinstance(item, str) and not item.strip() for item in items)
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -74,7 +98,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 def refuse_bad_combinations(ctx: click.Context) -> None:
     """Empty values, contradicting options and options missing their partner: a UsageError."""
     for name, value in ctx.params.items():
-        if isinstance(value, str) and not value.strip() and _given(ctx, name):
+        if _given(ctx, name) and _empty(_param(ctx, name), value):
             raise click.UsageError(f"{_label(ctx, name)} needs a value, not an empty string", ctx)
     for first, second in CONFLICTS:
         if _given(ctx, first) and _given(ctx, second):
@@ -86,8 +110,16 @@ def refuse_bad_combinations(ctx: click.Context) -> None:
 
 
 class Command(click.Command):
-    """A command whose options are checked against each other (refuse_bad_combinations), and
-    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs."""
+    """A command whose options are checked against each other (refuse_bad_combinations),
+    which Ctrl-C and SIGTERM end at once (cli/interrupt.py) while it runs, and which ends
+    with `trouble_exit_code` and one line when its standard output cannot be written."""
+
+    trouble_exit_code = 1
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        with stdout.flushed(self.trouble_exit_code):  # --help is output too
+            return super().make_context(info_name, args, parent=parent, **extra)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
@@ -95,7 +127,7 @@ class Command(click.Command):
         return rest
 
     def invoke(self, ctx: click.Context) -> Any:
-        with raising():
+        with stdout.flushed(self.trouble_exit_code), raising():
             return super().invoke(ctx)
 
 

@@ -19,6 +19,7 @@ from hwinfo.cli.options import (
     simulate_option,
     use_color,
 )
+from hwinfo.cli.stdout import write_fd
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
@@ -51,12 +52,8 @@ def write_whole(text: str) -> None:
                 assert signal_came.signum is not None
                 raise Interrupted(signal_came.signum)
             _, writable, _ = select.select([], [fd], [], 0.1)
-            if writable:
-                try:
-                    data = data[os.write(fd, data[:_CHUNK]):]
-                except BrokenPipeError:  # `hwinfo report | head`: the reader has had enough
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
-                    sys.exit(1)
+            if writable:  # a reader gone (`| head`) or a full disk: cli/stdout.py ends it
+                data = data[write_fd(fd, data[:_CHUNK]):]
 
 
 @click.command(cls=Command)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -107,13 +105,11 @@ def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml
     import hwinfo
     from hwinfo.exporter.exposition import Selection, render
     from hwinfo.exporter.status import DaemonStatus
-    from hwinfo.outputs import OutputError, check_target, write_atomically
+    from hwinfo.outputs import OutputError, check_target, write_output
 
     what = f"--textfile {textfile}"
-    to_stdout = textfile == "-"
     try:
-        if not to_stdout:  # refused before collecting: a wrong target wastes no NVML time
-            check_target(textfile, what)
+        check_target(textfile, what)  # before collecting: a wrong target wastes no NVML time
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
     collector = _collector(root, simulate, disabled, between_samples=False, nvml_timeout=nvml_timeout)
@@ -123,24 +119,12 @@ def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml
         collector.close()
     status = DaemonStatus(hwinfo.__version__, time.time())
     rendered = render(snapshot, status, Selection(frozenset(disabled), process_metrics))
-    if to_stdout:
-        _write_stdout(rendered.text)
-    else:
-        # node_exporter may read the file at any moment: write beside it, rename over it.
-        try:
-            write_atomically(textfile, rendered.text, what)
-        except OutputError as exc:
-            raise click.ClickException(str(exc)) from None
+    try:
+        # node_exporter may read the file at any moment: written beside it, renamed over it.
+        write_output(textfile, rendered.text, what)
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
     if snapshot.errors:  # the file holds what was read; the status says it is not all
         raise click.ClickException(
             "; ".join(f"{e.source} not read: {e.message}" for e in snapshot.errors))
 
-
-def _write_stdout(data: bytes) -> None:
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): nothing to say, but Python must not complain at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)

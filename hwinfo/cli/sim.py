@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,7 +17,7 @@ def sim() -> None:
     """The simulated NVML: GPU machines described by scenario files."""
 
 
-@sim.command("list")
+@sim.command("list", cls=Command)
 def list_() -> None:
     """The built-in scenarios, for --simulate NAME."""
     from hwinfo.sim import list_scenarios
@@ -27,66 +28,69 @@ def list_() -> None:
         click.echo(f"{name:<{width}}  {description}")
 
 
-@sim.command("import")
-@click.argument("dump", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the scenario here instead of to standard output.",
-)
+@sim.command("import", cls=Command)
+@click.argument("dump")
+@click.option("-o", "--output", metavar="FILE", default="-",
+              help="Write the scenario here ('-': standard output, the default).")
 @click.option(
     "--section", metavar="LABEL",
     help="Which nvidia-smi -q section of a capture file (e.g. idle, load); default the last.",
 )
-def import_(dump: Path, output: Path | None, section: str | None) -> None:
+def import_(dump: str, output: str, section: str | None) -> None:
     """Turn an nvidia-smi dump into a scenario file.
 
     DUMP is `nvidia-smi -q -x` XML, `nvidia-smi -q` text, or a capture file holding several
     commands' output (`# $ nvidia-smi -q` sections); the form is told from the content.
     """
     from hwinfo.inputs import InputError, decode_text, read_bytes
-    from hwinfo.outputs import OutputError, check_target, write_atomically
+    from hwinfo.outputs import OutputError, check_target
     from hwinfo.sim import ScenarioError
     from hwinfo.sim.importer import DumpError, import_dump
     from hwinfo.sim.scenario import parse_scenario
 
+    path = Path(dump)
     try:
-        if output is not None:  # a wrong -o is said before the dump is read
-            check_target(output, f"-o {output}")
-        data = read_bytes(dump, str(dump))
+        check_target(output, f"-o {output}")  # a wrong -o is said before the dump is read
+        data = read_bytes(dump, dump)
         # PowerShell's `>` writes UTF-16 with a byte-order mark (Windows captures).
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             text = data.decode("utf-16", errors="replace")
         else:
-            text = decode_text(data, str(dump))
-        scenario = import_dump(text, dump.name, section)
+            text = decode_text(data, dump)
+        scenario = import_dump(text, path.name, section)
     except (InputError, OutputError, DumpError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
         # The scenario must load; say so now, not at use (a dump can hold values a scenario
         # refuses, e.g. a utilization over 100 %).
-        parse_scenario(scenario, dump.name, dump.stem)
+        parse_scenario(scenario, path.name, path.stem)
     except ScenarioError as exc:
         raise click.ClickException(f"the imported scenario does not load: {exc}") from None
-    text = json.dumps(scenario, indent=2) + "\n"
-    if output is None:
-        sys.stdout.write(text)
-        return
+    _write_scenario(scenario, output)
+
+
+def _write_scenario(scenario: dict[str, Any], output: str) -> None:
+    """The scenario as JSON to -o: standard output for '-', else a file replaced atomically."""
+    from hwinfo.outputs import OutputError, write_output
+
     try:
-        write_atomically(output, text.encode(), f"-o {output}")
+        to_file = write_output(output, (json.dumps(scenario, indent=2) + "\n").encode(),
+                               f"-o {output}")
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"wrote {output}", err=True)
+    if to_file:
+        click.echo(f"wrote {output}", err=True)
 
 
 @sim.command("record", cls=Command)
-@click.option("-o", "--output", metavar="FILE",
-              help="Write the scenario here instead of to standard output.")
+@click.option("-o", "--output", metavar="FILE", default="-",
+              help="Write the scenario here ('-': standard output, the default).")
 @click.option("--full-command", is_flag=True,
               help="Record each GPU process's full command line (it may hold secrets), "
                    "not just its name.")
 @nvml_timeout_option(10.0, "past it nothing is recorded and the exit status is 1.")
 @simulate_option
-def record(output: str | None, full_command: bool, nvml_timeout: float,
+def record(output: str, full_command: bool, nvml_timeout: float,
            simulate: str | None) -> None:
     """Write this machine's NVML state as a scenario, to attach to a bug report.
 
@@ -97,7 +101,7 @@ def record(output: str | None, full_command: bool, nvml_timeout: float,
     from hwinfo.binding import too_old
     from hwinfo.collect.gpu.nvml import exported_functions
     from hwinfo.collect.sources import SetupError, open_collector
-    from hwinfo.outputs import OutputError, check_target, write_atomically
+    from hwinfo.outputs import OutputError, check_target
     from hwinfo.sim.nvml_symbols import SINCE
     from hwinfo.sim.record import scenario_of
 
@@ -105,8 +109,7 @@ def record(output: str | None, full_command: bool, nvml_timeout: float,
     if (line := too_old()) is not None:
         raise click.ClickException(line)
     try:
-        if output is not None:  # a wrong -o is said before NVML is touched
-            check_target(output, f"-o {output}")
+        check_target(output, f"-o {output}")  # a wrong -o is said before NVML is touched
         collector = open_collector(simulate=simulate, with_commands=full_command,
                                    nvml_timeout=nvml_timeout)
     except (OutputError, SetupError) as exc:
@@ -121,19 +124,10 @@ def record(output: str | None, full_command: bool, nvml_timeout: float,
         symbols = exported_functions(SINCE) if snapshot.gpu.status == "ok" else None
     finally:
         collector.close()
-    scenario = scenario_of(snapshot.gpu, symbols, simulate or snapshot.host.hostname)
-    text = (json.dumps(scenario, indent=2) + "\n").encode()
-    if output is None:
-        sys.stdout.buffer.write(text)
-        return
-    try:
-        write_atomically(output, text, f"-o {output}")
-    except OutputError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"wrote {output}", err=True)
+    _write_scenario(scenario_of(snapshot.gpu, symbols, simulate or snapshot.host.hostname), output)
 
 
-@sim.command("run", context_settings={"ignore_unknown_options": True})
+@sim.command("run", cls=Command, context_settings={"ignore_unknown_options": True})
 @click.argument("scenario")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--live-processes", is_flag=True,

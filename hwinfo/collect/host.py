@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -112,9 +113,13 @@ class HostCollector:
             "container": container(root),
         }
 
+    def identity(self) -> Host:
+        """The static facts read at start, with no uptime."""
+        return Host(uptime_seconds=None, **self._static)
+
     def collect(self) -> Host:
         uptime = uptime_seconds(self.root)
         boot = self._static["boot_time_seconds"]
         if uptime is None and boot is not None:
             uptime = time.time() - boot
-        return Host(uptime_seconds=uptime, **self._static)
+        return dataclasses.replace(self.identity(), uptime_seconds=uptime)

@@ -49,12 +49,12 @@ def open_collector(
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds."""
     try:
-        machine_root = Root(root)
+        # Built first: the CPU collector's utilization window starts now, and the GPU set-up
+        # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
+        # It reads the static inventory, where a file no procfs holds is refused.
+        collector = SnapshotCollector(Root(root))
     except RootError as exc:
         raise SetupError(str(exc)) from None
-    # Built first: the CPU collector's utilization window starts now, and the GPU set-up
-    # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
-    collector = SnapshotCollector(machine_root)
     if gpus:
         from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector

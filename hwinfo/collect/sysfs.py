@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hwinfo import inputs
+
 
 class RootError(Exception):
-    """The procfs/sysfs root cannot be used at all."""
+    """The procfs/sysfs root cannot be used: not a directory, or a file in it that no procfs
+    or sysfs holds (a FIFO, a device, one of endless size); str() is one line naming it."""
 
 
 class Root:
-    """A machine's filesystem seen from `path`; a missing or unreadable file reads as None."""
+    """A machine's filesystem seen from `path`; a missing or unreadable file reads as None.
+
+    Files are read as hostile input (inputs.read_bytes): a --root tree can hold a FIFO that
+    would block a read forever or a link to /dev/zero that never ends. Real procfs and sysfs
+    files are regular and small, so such a file is refused with RootError, not read.
+    """
 
     def __init__(self, path: str | os.PathLike[str] = "/") -> None:
         self.path = Path(path)
@@ -24,10 +32,16 @@ class Root:
         return self.path / rel.lstrip("/")
 
     def read_text(self, rel: str) -> str | None:
+        """The file's text (undecodable bytes replaced), None when it cannot be read."""
+        path = self.file(rel)
         try:
-            return self.file(rel).read_text(encoding="utf-8", errors="replace")
-        except (OSError, ValueError):
+            # The default limit (16 MiB) is ten times /proc/cpuinfo of a 512-thread machine.
+            data = inputs.read_bytes(path, str(path))
+        except inputs.NotReadable:
             return None
+        except inputs.InputError as exc:
+            raise RootError(str(exc)) from None
+        return data.decode("utf-8", errors="replace")
 
     def read_value(self, rel: str) -> str | None:
         """The stripped content of a one-value file such as /sys/.../size, or None."""

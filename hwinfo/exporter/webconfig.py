@@ -118,13 +118,12 @@ CURVES: Mapping[str, str] = {
     "X25519": "X25519",
 }
 # The limits a reload may not loosen; each read from the web config's file to 1 MiB at most.
-_FILE_LIMIT = 1 << 20
+_FILE_LIMIT = inputs.PEM_LIMIT_BYTES
 _CONFIG_LIMIT = 256 << 10
 
 # Modular crypt format of bcrypt: variant, two-digit cost 04..31, 22 salt + 31 hash characters.
 _BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
-_SSL_SOURCE = re.compile(r"\s*\(_ssl\.c:\d+\)$")
 
 
 class WebConfigError(Exception):
@@ -202,8 +201,12 @@ def weaken_reason(old: WebConfig, new: WebConfig) -> str | None:
             _VERIFY_RANK[CLIENT_AUTH_TYPES[before.client_auth_type]]:
         return (f"it asks less of client certificates ({before.client_auth_type} -> "
                 f"{after.client_auth_type})")
-    if after.min_version < before.min_version:
-        return f"it lowers min_version ({before.min_version.name} -> {after.min_version.name})"
+    # Either bound lowered lets a client use an older protocol than the running server allows
+    # (TLS13 -> TLS12 for max_version brings back TLS 1.2's weaker suites and renegotiation).
+    for bound in ("min_version", "max_version"):
+        was, now = getattr(before, bound), getattr(after, bound)
+        if now < was:
+            return f"it lowers {bound} ({was.name} -> {now.name})"
     if before.ciphers is not None and (after.ciphers is None or after.ciphers - before.ciphers):
         return "it allows cipher suites the running configuration does not"
     if before.curve is not None and after.curve != before.curve:
@@ -410,17 +413,18 @@ class _Reader:
         except (ssl.SSLError, _EncryptedKey) as exc:
             raise self.error(
                 f"{where}.key_file",
-                f"{tls.key_file}: not a PEM private key of cert_file ({_ssl_reason(exc)})",
+                f"{tls.key_file}: not a PEM private key of cert_file ({inputs.ssl_reason(exc)})",
             ) from None
         context.verify_mode = CLIENT_AUTH_TYPES[tls.client_auth_type]
         if tls.client_ca_file and context.verify_mode != ssl.CERT_NONE:
-            self.read_file(f"{where}.client_ca_file", tls.client_ca_file)
+            # The text read, not the name: OpenSSL would read a file swapped for a FIFO since.
+            ca_pem = self.read_file(f"{where}.client_ca_file", tls.client_ca_file)
             try:
-                context.load_verify_locations(cafile=tls.client_ca_file)
-            except ssl.SSLError as exc:
+                context.load_verify_locations(cadata=ca_pem)
+            except (ssl.SSLError, ValueError) as exc:  # ValueError: an empty file
                 raise self.error(
                     f"{where}.client_ca_file",
-                    f"{tls.client_ca_file}: no CA certificate loads ({_ssl_reason(exc)})",
+                    f"{tls.client_ca_file}: no CA certificate loads ({inputs.ssl_reason(exc)})",
                 ) from None
         return context
 
@@ -480,8 +484,4 @@ def _refuse_password() -> bytes:
 
 def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
-
-
-def _ssl_reason(exc: Exception) -> str:
-    return _SSL_SOURCE.sub("", str(exc))
 

@@ -44,16 +44,18 @@ def serving(*args: str, ready: bool = True, scheme: str = "http") -> Iterator[Da
     )
     try:
         port = None
+        start_up: list[str] = []  # kept in the log: what is said before listening counts too
         deadline = time.monotonic() + 20
         while port is None and time.monotonic() < deadline:
             line = proc.stderr.readline()
             if not line:
                 raise AssertionError(f"hwinfo serve exited with {proc.wait()}")
+            start_up.append(line)
             if match := _LISTENING.search(line):
                 port = int(match.group(2))
         assert port is not None, "hwinfo serve did not say where it listens"
         url = Daemon(f"{scheme}://127.0.0.1:{port}")
-        url.pid, url.proc, url.log = proc.pid, proc, []
+        url.pid, url.proc, url.log = proc.pid, proc, start_up
         # Keep reading the log, or a chatty daemon would block on a full pipe.
         threading.Thread(target=lambda: url.log.extend(proc.stderr), daemon=True).start()
         if ready and scheme == "http":

@@ -381,6 +381,33 @@ def test_sighup_reloads_the_web_config(tmp_path: Path) -> None:
     assert not any("Traceback" in line for line in url.log)
 
 
+def test_a_web_config_note_is_logged_once_not_again_on_reload(tmp_path: Path) -> None:
+    config = tmp_path / "web-config.yml"
+    note = f"{config}: http_server_config.http2: ignored: hwinfo serves HTTP/1.1 only"
+
+    def write(password: bytes) -> None:
+        _auth_config(config, password)
+        with config.open("a") as out:
+            out.write("http_server_config:\n  http2: true\n")  # accepted, not applied: a note
+
+    write(b"old")
+    with serving("--simulate", "cloud-t4", "--web-config", str(config), ready=False) as url:
+        deadline = time.monotonic() + 10
+        while get(url + "/-/healthy", _basic("alice", "old"))[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert sum(note in line for line in url.log) == 1
+        for reloads, password in enumerate((b"new", b"newer"), 1):  # the note still in the file
+            write(password)
+            os.kill(url.pid, signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            while sum("web config reloaded" in line for line in url.log) < reloads:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert get(url + "/-/healthy", _basic("alice", password.decode()))[0] == 200
+        assert sum(note in line for line in url.log) == 1
+
+
 def test_sighup_without_a_web_config_is_harmless() -> None:
     with serving("--simulate", "cloud-t4") as url:
         os.kill(url.pid, signal.SIGHUP)

@@ -223,6 +223,17 @@ def test_each_problem_is_one_line_naming_file_and_field(
     assert message in error
 
 
+def test_an_empty_client_ca_file_is_one_line(tmp_path: Path, pki: Pki) -> None:
+    where = tls_dir(tmp_path, pki)
+    (where / "empty.crt").write_text("")
+    path = write(where, TLS + "  client_auth_type: RequireAndVerifyClientCert\n"
+                              "  client_ca_file: empty.crt\n")
+    with pytest.raises(WebConfigError) as caught:
+        load_web_config(path)
+    assert str(caught.value) == (f"{path}: tls_server_config.client_ca_file: {where}/empty.crt: "
+                                 "no CA certificate loads (Empty certificate data)")
+
+
 def test_missing_certificate_message(tmp_path: Path) -> None:
     path = write(tmp_path, "tls_server_config: {cert_file: /etc/x.crt, key_file: x.key}\n")
     with pytest.raises(WebConfigError) as caught:
@@ -288,6 +299,13 @@ basic_auth_users:
     (lambda t: t.replace("RequireAndVerifyClientCert", "VerifyClientCertIfGiven"),
      "asks less of client certificates"),
     (lambda t: t.replace("min_version: TLS12", "min_version: TLS10"), "lowers min_version"),
+    (lambda t: t.replace("min_version: TLS12", "min_version: TLS12\n  max_version: TLS12"),
+     "lowers max_version (TLSv1_3 -> TLSv1_2)"),
+    # Client certificates no longer asked for: the type and its CA file both removed.
+    (lambda t: t.replace("  client_auth_type: RequireAndVerifyClientCert\n", "")
+     .replace("  client_ca_file: hwinfo-test-ca.crt\n", ""),
+     "asks less of client certificates (RequireAndVerifyClientCert -> NoClientCert)"),
+    (lambda t: t.replace("  curve_preferences: [CurveP256]\n", ""), "allows key-exchange curves"),
     (lambda t: t.replace("  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n", ""),
      "allows cipher suites"),
     (lambda t: t.replace("AES_256_GCM_SHA384]", "AES_256_GCM_SHA384, "
@@ -302,6 +320,14 @@ def test_a_reload_never_weakens(tmp_path: Path, pki: Pki, change, reason: str) -
         load_web_config(path, previous=running)
     assert reason in str(caught.value) and "restart hwinfo serve" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_client_ca_file_removed_alone_is_refused_not_ignored(tmp_path: Path, pki: Pki) -> None:
+    path = write(tls_dir(tmp_path, pki), FULL)
+    running = load_web_config(path)
+    path.write_text(FULL.replace("  client_ca_file: hwinfo-test-ca.crt\n", ""))
+    with pytest.raises(WebConfigError, match="RequireAndVerifyClientCert needs client_ca_file"):
+        load_web_config(path, previous=running)
 
 
 def test_a_reload_may_strengthen(tmp_path: Path, pki: Pki) -> None:
@@ -344,6 +370,25 @@ def test_ciphers_and_curves_are_enforced_in_real_handshakes(
     assert not _handshake(port, pki, curve="X25519")
     assert not _handshake(port, pki, curve="X25519", version=ssl.TLSVersion.TLSv1_3)
     assert _handshake(port, pki, curve="prime256v1", version=ssl.TLSVersion.TLSv1_3)
+
+
+def test_a_running_server_keeps_tls13_when_a_reload_lowers_max_version(
+    tmp_path: Path, pki: Pki, serve: ServeFactory, caplog: pytest.LogCaptureFixture,
+) -> None:
+    path = write(tls_dir(tmp_path, pki), FULL)  # TLS 1.2 and 1.3
+    server = serve({"/": lambda _: Response(body=b"ok")}, load_web_config(path))
+    port = server.address[1]
+    tls13 = ssl.TLSVersion.TLSv1_3
+    assert _handshake(port, pki, curve="prime256v1", version=tls13)
+    path.write_text(FULL.replace("min_version: TLS12", "min_version: TLS12\n  max_version: TLS12"))
+    deadline = time.monotonic() + 10
+    while "lowers max_version" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert any(r.levelname == "WARNING" and "lowers max_version (TLSv1_3 -> TLSv1_2)" in
+               r.getMessage() and "never weakens" in r.getMessage() for r in caplog.records)
+    assert "web config reloaded" not in caplog.text
+    # The new file would refuse TLS 1.3; the previous config, still in force, allows it.
+    assert _handshake(port, pki, curve="prime256v1", version=tls13)
 
 
 def test_a_running_server_keeps_tls_and_auth_when_the_file_is_emptied(

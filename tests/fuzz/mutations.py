@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fixtures.machines import shared_tree
@@ -98,13 +100,68 @@ def mutated(draw: Callable[..., Any], base: Any, max_changes: int = 3) -> Any:
     return document
 
 
+# The most one case may take at its peak, beyond what the process held before it. The
+# bounds of hwinfo/inputs.py keep any hostile document to a few MiB of work; a parser that
+# builds as much as its input asks for (a CPU list "0-99999999", aliases multiplying a YAML
+# tree) passes this long before it runs out of time.
+MEMORY_LIMIT_BYTES = 48 << 20
+
+
+def _status_bytes(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM), in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    raise LookupError(field)
+
+
+def _reset_peak() -> bool:
+    """Start VmHWM (the resident peak) anew from now; False where the kernel cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def bounded_memory(limit: int = MEMORY_LIMIT_BYTES) -> Iterator[None]:
+    """Fails the case when the memory it takes peaks more than `limit` above where it began.
+
+    Measured as the kernel's resident peak (Linux), which counts C allocations (OpenSSL,
+    PyYAML's C parts) and costs nothing; tracemalloc, the fallback elsewhere, slows a
+    deeply nested YAML case from 4 s to 48 s, past the fuzz deadline.
+    """
+    if _reset_peak():
+        before = _status_bytes("VmRSS")
+        yield
+        peak = _status_bytes("VmHWM") - before
+    else:
+        started = not tracemalloc.is_tracing()
+        if started:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            yield
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            if started:
+                tracemalloc.stop()
+    assert peak <= limit, f"one case took {peak / (1 << 20):.0f} MiB at its peak"
+
+
 def one_line_or_valid(call: Callable[[], Any], error: type[Exception]) -> Any:
-    """The call's result, or None after it raised exactly `error` with a one-line message.
+    """The call's result, or None after it raised exactly `error` with a one-line message;
+    either way in bounded memory (bounded_memory).
 
     Any other exception propagates, and fails the property with its traceback.
     """
     try:
-        return call()
+        with bounded_memory():
+            return call()
     except error as exc:
         message = str(exc)
         assert message and "\n" not in message, repr(message)

@@ -94,6 +94,40 @@ def test_import_to_stdout_is_a_scenario(tmp_path: Path) -> None:
     assert json.loads(out)["format"] == 1
 
 
+def test_import_dash_is_standard_output_not_a_file(tmp_path: Path) -> None:
+    dumps = _captures()
+    require(bool(dumps), "no captures")
+    result = subprocess.run([*HWINFO, "sim", "import", str(dumps[0]), "-o", "-"], cwd=tmp_path,
+                            check=True, capture_output=True, text=True)
+    assert json.loads(result.stdout)["format"] == 1
+    assert result.stderr == ""  # no "wrote -"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["run", "", "--", "true"], "SCENARIO needs a value, not an empty string"),
+    (["run", " ", "--", "true"], "SCENARIO needs a value, not an empty string"),
+    (["run", "cloud-t4", "--", ""], "COMMAND needs a value, not an empty string"),
+    (["import", ""], "DUMP needs a value, not an empty string"),
+    (["import", "x.xml", "-o", ""], "-o needs a value, not an empty string"),
+    (["import", "x.xml", "--section", ""], "--section needs a value, not an empty string"),
+    (["record", "--simulate", "cloud-t4", "-o", ""], "-o needs a value, not an empty string"),
+])
+def test_empty_arguments_are_usage_errors(args: list[str], says: str, tmp_path: Path) -> None:
+    result = subprocess.run([*HWINFO, "sim", *args], capture_output=True, text=True, check=False,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"Error: {says}"
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_an_empty_argument_to_the_command_run_is_passed_on() -> None:
+    # Only the program must be named: the arguments after it are the command's own.
+    result = subprocess.run([*HWINFO, "sim", "run", "cloud-t4", "--", "printf", "[%s]", ""],
+                            capture_output=True, text=True, check=False, timeout=60)
+    assert (result.returncode, result.stdout) == (0, "[]")
+
+
 def test_import_garbage_is_one_line(tmp_path: Path) -> None:
     junk = tmp_path / "log.xml"
     junk.write_text("<nvidia_smi_log><gpu>")

@@ -77,6 +77,14 @@ def test_command_lines_only_when_asked() -> None:
     assert any(c and " " in c for c in commands("--full-command"))
 
 
+def test_dash_is_standard_output_not_a_file(tmp_path: Path) -> None:
+    result = subprocess.run([*HWINFO, "sim", "record", "--simulate", "cloud-t4", "-o", "-"],
+                            cwd=tmp_path, check=False, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["format"] == 1
+    assert result.stderr == "" and list(tmp_path.iterdir()) == []
+
+
 def test_bad_inputs_are_one_line(tmp_path: Path) -> None:
     hang = tmp_path / "hang.json"
     hang.write_text(json.dumps({"format": 1, "gpus": [{"board": "T4"}], "faults": [
