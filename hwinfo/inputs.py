@@ -229,6 +229,15 @@ def ssl_reason(exc: Exception) -> str:
     return re.sub(r"\s*\(_ssl\.c:\d+\)$", "", _one_line(exc))
 
 
+_DECIMAL = re.compile(r"[0-9]{1,18}")
+
+
+def decimal(text: str) -> int | None:
+    """A whole number written in ASCII digits, as the kernel and users write them; None for
+    anything else (str.isdigit() also takes '²', and int() refuses 4,300 digits and more)."""
+    return int(text) if _DECIMAL.fullmatch(text) else None
+
+
 def finite(value: float, what: str) -> float:
     """`value` when it is a finite number; NaN and infinities are refused."""
     if not math.isfinite(value):

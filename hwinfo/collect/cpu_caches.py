@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from hwinfo.collect.cpu_topology import CPU_DIR, Topology, read_cpulist
 from hwinfo.collect.sysfs import Root
+from hwinfo.inputs import decimal
 from hwinfo.model.cpu import Cache
 
 T = TypeVar("T")
@@ -31,9 +32,8 @@ def parse_cache_size(text: str | None) -> int | None:
     if not text:
         return None
     number, unit = (text[:-1], text[-1]) if text[-1] in _UNITS else (text, "")
-    if not number.isdigit():
-        return None
-    return int(number) * _UNITS.get(unit, 1)
+    value = decimal(number)
+    return None if value is None else value * _UNITS.get(unit, 1)
 
 
 def cache_instances(root: Root, cpus: list[int]) -> list[CacheInstance]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hwinfo.inputs import decimal
+
 # Jiffies (busy, total) per CPU number.
 CpuTimes = dict[int, tuple[int, int]]
 
@@ -11,17 +13,15 @@ def parse_cpu_times(text: str | None) -> CpuTimes:
     times: CpuTimes = {}
     for line in (text or "").splitlines():
         name, _, rest = line.partition(" ")
-        if not name.startswith("cpu") or not name[3:].isdigit():
-            continue
+        cpu = decimal(name[3:]) if name.startswith("cpu") else None
         # user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
         # already counted in user and nice, so the total stops at steal, as psutil's does.
-        try:
-            values = [int(v) for v in rest.split()[:8]]
-        except ValueError:
+        values = [decimal(v) for v in rest.split()[:8]]
+        if cpu is None or None in values:
             continue
-        total = sum(values)
-        idle = sum(values[3:5])  # idle + iowait: waiting for I/O is not running
-        times[int(name[3:])] = (total - idle, total)
+        total = sum(values)  # type: ignore[arg-type]
+        idle = sum(values[3:5])  # type: ignore[arg-type]  # idle + iowait: not running
+        times[cpu] = (total - idle, total)
     return times
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from hwinfo.collect.sysfs import Root
 from hwinfo.cpulist import parse_cpulist
+from hwinfo.inputs import decimal
 
 CPU_DIR = "sys/devices/system/cpu"
 
@@ -49,7 +50,7 @@ def online_cpus(root: Root, blocks: list[dict[str, str]]) -> list[int]:
     if cpus is not None:
         return cpus
     # /proc/cpuinfo lists exactly the online CPUs.
-    return sorted(int(b["processor"]) for b in blocks if b["processor"].isdigit())
+    return sorted(n for b in blocks if (n := decimal(b["processor"])) is not None)
 
 
 def _sibling_groups(root: Root, cpus: list[int], names: tuple[str, str]) -> list[frozenset[int]]:
@@ -89,10 +90,11 @@ def cpuinfo_topology(blocks: list[dict[str, str]]) -> Topology:
     packages: dict[str, set[int]] = defaultdict(set)
     for block in blocks:
         package, core, cpu = block.get("physical id"), block.get("core id"), block["processor"]
-        if package is None or core is None or not cpu.isdigit():
+        number = decimal(cpu)
+        if package is None or core is None or number is None:
             return Topology()
-        cores[(package, core)].add(int(cpu))
-        packages[package].add(int(cpu))
+        cores[(package, core)].add(number)
+        packages[package].add(number)
     return Topology(
         cores=[frozenset(c) for c in cores.values()],
         packages=[frozenset(p) for p in packages.values()],

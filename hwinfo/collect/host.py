@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 
 from hwinfo.collect.sysfs import Root, is_live
@@ -46,20 +47,24 @@ def os_name(root: Root) -> str | None:
     return None
 
 
+_DIGITS = re.compile(r"[0-9]{1,15}")
+_SECONDS = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")
+
+
 def boot_time_seconds(root: Root) -> float | None:
     text = root.read_text("proc/stat") or ""
     for line in text.splitlines():
-        if line.startswith("btime "):
-            return float(line.split()[1])
+        words = line.split()
+        if words[:1] == ["btime"]:
+            # The kernel writes whole seconds; anything else is not a boot time.
+            return float(words[1]) if len(words) == 2 and _DIGITS.fullmatch(words[1]) else None
     return None
 
 
 def uptime_seconds(root: Root) -> float | None:
-    text = root.read_value("proc/uptime")
-    try:
-        return float(text.split()[0]) if text else None
-    except ValueError:
-        return None
+    words = (root.read_value("proc/uptime") or "").split()
+    # The kernel writes "12345.67 23456.78": seconds with two decimals.
+    return float(words[0]) if words and _SECONDS.fullmatch(words[0]) else None
 
 
 def virtualization(root: Root) -> str | None:

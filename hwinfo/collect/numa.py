@@ -5,6 +5,7 @@ from __future__ import annotations
 from hwinfo.collect.cpu_topology import read_cpulist
 from hwinfo.collect.memory import parse_meminfo
 from hwinfo.collect.sysfs import Root
+from hwinfo.inputs import decimal
 
 NODE_DIR = "sys/devices/system/node"
 
@@ -12,7 +13,8 @@ NODE_DIR = "sys/devices/system/node"
 def node_ids(root: Root) -> list[int]:
     """Every node the kernel shows, memory-only ones (such as GPU memory on Grace Hopper) too."""
     names = root.listdir(NODE_DIR)
-    return sorted(int(n[4:]) for n in names if n.startswith("node") and n[4:].isdigit())
+    return sorted(n for name in names if name.startswith("node")
+                  and (n := decimal(name[4:])) is not None)
 
 
 def node_cpus(root: Root, node: int) -> list[int]:

@@ -18,6 +18,7 @@ from hwinfo.collect.host import HostCollector
 from hwinfo.collect.memory import MemoryCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.gpu import GpuSystem
+from hwinfo.model.host import Host
 from hwinfo.model.snapshot import (
     FAILED,
     NOT_COLLECTED,
@@ -89,6 +90,31 @@ class _Collection:
         return section
 
 
+class _Unreadable:
+    """A collector whose static inventory could not be read (a kernel file it cannot parse):
+    each snapshot's section fails with that reason, and the other sources go on."""
+
+    def __init__(self, reason: Exception) -> None:
+        self.reason = reason
+
+    def collect(self) -> Any:
+        raise self.reason
+
+    @staticmethod
+    def identity() -> Host:
+        return Host(**dict.fromkeys(f.name for f in dataclasses.fields(Host)))
+
+
+C = TypeVar("C")
+
+
+def _built(make: Callable[[Root], C], root: Root) -> C | _Unreadable:
+    try:
+        return make(root)
+    except Exception as exc:  # noqa: BLE001 - as in _Collection.read: this source only
+        return _Unreadable(exc)
+
+
 def _worded(exc: Exception) -> bool:
     """Our own exceptions already say what happened in words; a bug's need its type."""
     return type(exc).__module__.startswith("hwinfo.")
@@ -99,9 +125,9 @@ class SnapshotCollector:
 
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
         self.root = root
-        self.host = HostCollector(root)
-        self.memory = MemoryCollector(root)
-        self.cpu = CpuCollector(root)
+        self.host = _built(HostCollector, root)
+        self.memory = _built(MemoryCollector, root)
+        self.cpu = _built(CpuCollector, root)
         self.gpu = gpu
 
     def close(self) -> None:

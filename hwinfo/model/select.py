@@ -6,6 +6,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from hwinfo.inputs import decimal
 from hwinfo.model.gpu import Gpu
 from hwinfo.model.snapshot import Snapshot
 
@@ -26,8 +27,8 @@ def _bus_key(text: str) -> tuple[int, int, int, int] | None:
 
 
 def _matches(gpu: Gpu, selector: str) -> bool:
-    if selector.isdigit():
-        return gpu.index == int(selector)
+    if (index := decimal(selector)) is not None:
+        return gpu.index == index
     if selector.upper().startswith("GPU-"):
         return gpu.uuid is not None and gpu.uuid.lower() == selector.lower()
     key = _bus_key(selector)
@@ -40,7 +41,7 @@ def parse_selectors(values: Iterable[str]) -> list[str]:
     for selector in selectors:
         if not selector:
             raise SelectionError("--gpu: empty GPU selector")
-        if not (selector.isdigit() or selector.upper().startswith("GPU-") or _bus_key(selector)):
+        if not (decimal(selector) is not None or selector.upper().startswith("GPU-") or _bus_key(selector)):
             raise SelectionError(
                 f"--gpu {selector!r}: expected an index, a GPU UUID (GPU-...) or a PCI bus id"
             )

@@ -12,6 +12,7 @@ the driver loaded, such as short jobs that no running-process list ever showed.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -55,13 +56,18 @@ class AccountingBuffer:
         self.size = spec.buffer_size
         self._loaded_at = loaded_at
         self._declared = spec.processes  # sorted by the moment they ended
+        self._declared_ends = [loaded_at + d.ended_after_s for d in spec.processes]
         self._ended: deque[Record] = deque(maxlen=spec.buffer_size)
         self._started: dict[int, float] = {}  # pid -> when its statistics began
-        self._cleared_at = float("-inf")  # declared processes that ended before are gone
+        # Declared processes that ended by then are gone (cleared, or ended while it was off).
+        self._cleared_at = float("-inf") if spec.enabled else loaded_at
+        self._changes = 0  # bumped by every change, for the cache of records()
+        self._cache: tuple[tuple[int, ...], GpuSpec, list[Record], dict[int, Record]] | None = None
 
     def start(self, pids: Iterable[int], now: float) -> None:
         for pid in pids:
             self._started.setdefault(pid, now)
+        self._changes += 1
 
     def end(self, processes: Iterable[ProcessSpec], gpu: GpuSpec, now: float) -> None:
         """Processes that have left the GPU: kept in the buffer while accounting is on."""
@@ -79,6 +85,7 @@ class AccountingBuffer:
                     memory_util_percent=running.memory_util_percent,
                     max_memory_bytes=0, running=False,
                 ))
+        self._changes += 1
 
     def set_enabled(self, enabled: bool, running: Iterable[int], now: float) -> None:
         """NVML: disabling clears every process's statistics; enabling starts them anew."""
@@ -86,23 +93,39 @@ class AccountingBuffer:
             self.clear(now)
             self._started.clear()
         elif not self.enabled:
+            self.clear(now)  # processes that ended while it was off were never accounted
             self._started = dict.fromkeys(running, now)
         self.enabled = enabled
+        self._changes += 1
 
     def clear(self, now: float) -> None:
         """nvmlDeviceClearAccountingPids: forget the processes that have ended."""
         self._ended.clear()
         self._cleared_at = now
+        self._changes += 1
 
     def records(self, gpu: GpuSpec, now: float) -> list[Record]:
         """What the buffer holds now, oldest first: ended processes, then running ones."""
-        declared = [
-            _declared(d, self._loaded_at) for d in self._declared
-            if self._cleared_at < self._loaded_at + d.ended_after_s <= now
-        ]
-        ended = sorted([*declared, *self._ended], key=lambda r: r.start_us + r.time_ms * 1000)
-        running = [self._running(p, gpu, self._started.get(p.pid, now)) for p in gpu.processes]
-        return [*ended, *running][-self.size:]
+        return self._current(gpu, now)[0]
+
+    def latest(self, pid: int, gpu: GpuSpec, now: float) -> Record | None:
+        """The record NVML reports for a pid: of a pid used twice, the latest (nvml.h)."""
+        return self._current(gpu, now)[1].get(pid)
+
+    def _current(self, gpu: GpuSpec, now: float) -> tuple[list[Record], dict[int, Record]]:
+        # Every accounting call asks: rebuilt only when something changed, so a scenario
+        # that declares many processes costs its declarations once, not once per call.
+        low = bisect_right(self._declared_ends, self._cleared_at)
+        high = bisect_right(self._declared_ends, now)
+        key = (low, high, self._changes)
+        if self._cache is None or self._cache[0] != key or self._cache[1] is not gpu:
+            declared = [_declared(d, self._loaded_at)
+                        for d in self._declared[max(low, high - self.size):high]]
+            ended = sorted([*declared, *self._ended], key=lambda r: r.start_us + r.time_ms * 1000)
+            running = [self._running(p, gpu, self._started.get(p.pid, now)) for p in gpu.processes]
+            records = [*ended, *running][-self.size:]
+            self._cache = key, gpu, records, {r.pid: r for r in records}
+        return self._cache[2], self._cache[3]
 
     @staticmethod
     def _running(process: ProcessSpec, gpu: GpuSpec, started: float) -> Record:

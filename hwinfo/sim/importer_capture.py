@@ -61,10 +61,13 @@ class AccountedApp:
     time_ms: int  # 0 while it runs
 
 
+_DIGITS = re.compile(r"[0-9]{1,15}")
+
+
 def _number(text: str, unit: str) -> int | None:
-    """ "71 %" -> 71; "[N/A]" -> None."""
+    """ "71 %" -> 71; "[N/A]", or anything but ASCII digits, -> None."""
     value = text.strip().removesuffix(unit).strip()
-    return int(value) if value.isdigit() else None
+    return int(value) if _DIGITS.fullmatch(value) else None
 
 
 @dataclass(frozen=True)

@@ -82,22 +82,24 @@ def live_processes(scenario: str) -> Iterator[Path]:
             if proc.get("visible", True) is not False:
                 seen.setdefault(proc["pid"], _entry(proc))
     workdir = Path(tempfile.mkdtemp(prefix="hwinfo-live-"))
-    host = _start_host(list(seen.values()))
     try:
-        line = host.stdout.readline() if host.stdout is not None else ""
+        host = _start_host(list(seen.values()))
         try:
-            pids = dict(zip(seen, json.loads(line)))
-        except ValueError:
-            raise OSError("the placeholder host did not start") from None
-        for gpu in doc.get("gpus", []):
-            for proc in gpu.get("processes", []):
-                proc["pid"] = pids.get(proc["pid"], proc["pid"])
-        # Its file name seeds the GPUs' UUIDs: the copy keeps the scenario's.
-        rebound = workdir / f"{name}.json"
-        rebound.write_text(json.dumps(doc))
-        yield rebound
+            line = host.stdout.readline() if host.stdout is not None else ""
+            try:
+                pids = dict(zip(seen, json.loads(line)))
+            except ValueError:
+                raise OSError("the placeholder host did not start") from None
+            for gpu in doc.get("gpus", []):
+                for proc in gpu.get("processes", []):
+                    proc["pid"] = pids.get(proc["pid"], proc["pid"])
+            # Its file name seeds the GPUs' UUIDs: the copy keeps the scenario's.
+            rebound = workdir / f"{name}.json"
+            rebound.write_text(json.dumps(doc))
+            yield rebound
+        finally:
+            _stop_host(host)
     finally:
-        _stop_host(host)
         shutil.rmtree(workdir, ignore_errors=True)
 
 

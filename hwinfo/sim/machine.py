@@ -417,7 +417,7 @@ class Machine:
             for p in gpu.processes:
                 if p.visible and p.pid not in owners:
                     owners[p.pid] = (p.user, p.command)
-                    name = p.name or (p.command.split()[0] if p.command else None)
+                    name = p.name or next(iter((p.command or '').split()), None)
                     if name:
                         names[p.pid] = name
         self._owners, self._names = owners, names
@@ -704,6 +704,10 @@ class Machine:
     def accounting_records(self, gpu: GpuDevice) -> list[Record]:
         with self._lock:
             return gpu.accounting.records(gpu.spec, self.wall_clock())
+
+    def accounting_record(self, gpu: GpuDevice, pid: int) -> Record | None:
+        with self._lock:
+            return gpu.accounting.latest(pid, gpu.spec, self.wall_clock())
 
     def _processes(
         self,

@@ -261,7 +261,12 @@ def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:
             return rc
         if gpu.lost:
             return GPU_IS_LOST
-        return impl(m, obj, *args)
+        try:
+            return impl(m, obj, *args)
+        except AttributeError:
+            if None in args:  # a NULL output pointer: what NVML answers it (nvml.h)
+                return INVALID_ARGUMENT
+            raise
 
     return on_handle
 

@@ -96,11 +96,10 @@ def _stats(machine: Machine, dev: Device, pid: object, ref: object) -> int:
     """nvmlDeviceGetAccountingStats(device, pid, &stats); on a reused pid, the latest."""
     if not _on(dev):
         return NOT_SUPPORTED
-    wanted = base.as_int(pid)
-    found = [r for r in machine.accounting_records(dev) if r.pid == wanted]  # type: ignore[arg-type]
-    if not found:
+    record = machine.accounting_record(dev, base.as_int(pid))  # type: ignore[arg-type]
+    if record is None:
         return NOT_FOUND
-    record, stats = found[-1], ref._obj  # type: ignore[attr-defined]
+    stats = ref._obj  # type: ignore[attr-defined]
     stats.gpuUtilization = (_NOT_AVAILABLE_UINT if record.gpu_util_percent is None
                             else record.gpu_util_percent)
     stats.memoryUtilization = (_NOT_AVAILABLE_UINT if record.memory_util_percent is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,11 +49,21 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
 
 def _call(scenario: str, argv: Sequence[str]) -> int:
     try:
-        return subprocess.call(list(argv), env=child_environment(scenario))
+        child = subprocess.Popen(list(argv), env=child_environment(scenario))
     except FileNotFoundError:
         raise RunError(f"command not found: {argv[0]}") from None
     except PermissionError:
         raise RunError(f"command is not executable: {argv[0]}") from None
+    # A SIGTERM sent to `hwinfo sim run` alone goes on to the child: once it has ended, the
+    # run ends as usual and cleans up (placeholders, their scenario copy). Ctrl-C reaches
+    # the child through the terminal already.
+    previous = signal.signal(signal.SIGTERM, lambda signum, _: child.send_signal(signum))
+    try:
+        status = child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    # A child a signal ended: 128 + the signal, as a shell reports it.
+    return 128 - status if status < 0 else status
 
 
 class RunError(Exception):

@@ -63,3 +63,21 @@ def test_live_hostname_and_kernel() -> None:
 def test_unusable_root_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(RootError, match="not a readable directory"):
         Root(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(("stat", "uptime", "boot", "up"), [
+    ("btime 1700000000\n", "12.50 3.00\n", 1700000000.0, 12.5),
+    ("btime \n", "nan 1\n", None, None),
+    ("btime abc\n", "inf\n", None, None),
+    ("btime ²\n", "   \n", None, None),
+])
+def test_kernel_numbers_that_are_not_numbers_are_not_available(
+    tmp_path: Path, stat: str, uptime: str, boot: float | None, up: float | None
+) -> None:
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "stat").write_text(stat)
+    (tmp_path / "proc" / "uptime").write_text(uptime)
+    host = HostCollector(Root(str(tmp_path))).collect()
+    assert host.boot_time_seconds == boot
+    if up is not None or boot is None:
+        assert host.uptime_seconds == up

@@ -640,3 +640,24 @@ def test_malformed_text_dumps_are_rejected(text: str, message: str) -> None:
     with pytest.raises(DumpError, match=re.escape(message)) as caught:
         import_dump(text, "bad.txt")
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("row", [
+    "15727, 7² %, 8 %, 0 MiB, 5270 ms",  # digits only ASCII ones count
+    "1²3, 71 %, 8 %, 0 MiB, 5270 ms",
+    "15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms",
+    "15727, 71 %, 8 %, 0 MiB, [N/A]",
+    "garbage",
+])
+def test_accounted_rows_it_cannot_read_are_left_out(row: str) -> None:
+    from hwinfo.sim.importer_capture import parse_capture
+
+    capture = parse_capture(
+        "# load :: query-accounted-apps\n"
+        "# $ nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,max_memory_usage,time --format=csv\n"
+        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]\n"
+        f"00000000:01:00.0, {row}\n"
+    )
+    apps = capture.accounted_apps("load :: query (-q)").get("00000000:01:00.0", [])
+    assert all(app.time_ms < 10**15 for app in apps)
+    assert [app.pid for app in apps] in ([], [15727])

@@ -161,3 +161,36 @@ def test_bad_accounting_is_one_line_naming_the_field(accounting: dict[str, Any],
     with pytest.raises(ScenarioError, match=problem) as raised:
         parse_scenario(scenario, "a.json", "a")
     assert "\n" not in str(raised.value)
+
+
+def test_processes_that_ended_while_accounting_was_off_are_not_kept(start: Start) -> None:
+    def off(s: dict[str, Any]) -> None:
+        s["gpus"][0]["accounting"]["enabled"] = False
+
+    machine, gpus = start(off)
+    machine.advance(6)  # both declared processes end, accounting off
+    N.nvmlDeviceSetAccountingMode(gpus[0], N.NVML_FEATURE_ENABLED)
+    assert N.nvmlDeviceGetAccountingPids(gpus[0]) == [10]
+
+
+def test_many_declared_processes_cost_their_declaration_once(start: Start) -> None:
+    def many(s: dict[str, Any]) -> None:
+        s["gpus"][0]["accounting"]["processes"] = [
+            {"pid": 100 + i, "ended_after_s": i / 1000, "run_ms": 1, "max_memory_mib": 0}
+            for i in range(50_000)]
+
+    machine, gpus = start(many)
+    machine.advance(60)
+    pids = N.nvmlDeviceGetAccountingPids(gpus[0])
+    assert len(pids) == 4000 and pids[-2] == 100 + 49_999  # the newest, then the running one
+    for pid in pids[:500]:  # answered from the buffer as it stands, not rebuilt per call
+        assert N.nvmlDeviceGetAccountingStats(gpus[0], pid).time == 1
+
+
+def test_a_null_output_pointer_is_an_invalid_argument(start: Start) -> None:
+    _, gpus = start()
+    for name, args in (("nvmlDeviceGetAccountingMode", (None,)),
+                       ("nvmlDeviceGetAccountingPids", (None, None)),
+                       ("nvmlDeviceGetTemperature", (0, None))):
+        call = N._nvmlGetFunctionPointer(name)
+        assert call(gpus[0], *args) == N.NVML_ERROR_INVALID_ARGUMENT, name

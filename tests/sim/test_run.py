@@ -195,3 +195,24 @@ def test_placeholders_die_with_a_killed_run() -> None:
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_sigterm_ends_the_child_then_cleans_up(tmp_path: Path) -> None:
+    """A SIGTERM to `hwinfo sim run` alone reaches the child, and the run then removes its
+    placeholders and their scenario copy, as after a normal end."""
+    parent = subprocess.Popen([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
+                               "sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env={**os.environ, "TMPDIR": str(tmp_path)}, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(
+                c.name() == "sleep" for c in psutil.Process(parent.pid).children()):
+            time.sleep(0.05)
+        assert list(tmp_path.glob("hwinfo-live-*")), "no placeholder run started"
+        parent.terminate()
+        assert parent.wait(timeout=10) == 128 + 15  # the child's end, as a shell says it
+        assert list(tmp_path.glob("hwinfo-live-*")) == []
+        assert "Traceback" not in (parent.stderr.read() if parent.stderr else "")
+    finally:
+        if parent.poll() is None:
+            parent.kill()

@@ -536,3 +536,15 @@ def test_special_files_are_refused_without_blocking(tmp_path: Path) -> None:
         load_scenario(tmp_path / "fifo.json")
     with pytest.raises(ScenarioError, match=r"not a regular file \(a character device\)"):
         load_scenario("/dev/zero")
+
+
+def test_a_command_of_blanks_names_no_process() -> None:
+    from hwinfo.sim import install, uninstall
+
+    scenario = parse_scenario({"format": 1, "gpus": [{"board": "T4", "processes": [
+        {"pid": 7, "used_memory_mib": 1, "command": "   "}]}]}, "b.json", "b")
+    try:
+        machine = install(scenario)
+        assert machine.process_name(7) is None and machine.process_owner(7) == (None, "   ")
+    finally:
+        uninstall()

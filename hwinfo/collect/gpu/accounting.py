@@ -13,6 +13,7 @@ a restarted daemon does not count them twice.
 from __future__ import annotations
 
 import ctypes
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -52,12 +53,19 @@ def read_accounting(read: Reader, handle: Any) -> Accounting | None:
 
 
 class AccountedProcesses:
-    """Per-user counters of processes that NVML accounted and no sample listed running."""
+    """Per-user counters of processes that NVML accounting kept and no sample listed running."""
 
     def __init__(self, owner_of: Callable[[int], ProcessOwner | None]) -> None:
         self._owner_of = owner_of
-        self._judged: dict[str, set[int]] = {}  # GPU UUID -> pids already counted or passed over
+        # GPU UUID -> pid -> how many of the buffer's entries of that pid are already judged
+        # (counted, listed running, or there when hwinfo began): a pid used again is one
+        # entry more, and NVML reports the latest of them (nvml.h).
+        self._judged: dict[str, Counter[int]] = {}
         self._totals: dict[tuple[str, str | None], AccountedUsage] = {}
+
+    def forget(self, uuid: str) -> None:
+        """Accounting is off there: turning it off cleared the buffer, so start afresh."""
+        self._judged.pop(uuid, None)
 
     def update(self, read: Reader, handle: Any, uuid: str, index: int,
                listed: Iterable[GpuProcess]) -> None:
@@ -71,22 +79,26 @@ class AccountedProcesses:
         # where they run, are the rows short jobs land in.
         for user in {None, *running.values()}:
             self._row(uuid, index, user)
+        entries = Counter(pids)
         judged = self._judged.get(uuid)
         if judged is None:  # first sample: everything here ended before hwinfo, or runs now
-            self._judged[uuid] = set(pids)
+            self._judged[uuid] = entries
             return
-        judged.update(running)  # listed running: the ledger counts it from the process lists
-        for pid in pids:
-            if pid in judged:
+        for pid in running:  # listed running: the ledger counts it from the process lists
+            judged[pid] = max(judged[pid], entries[pid])
+        for pid, count in entries.items():
+            if count <= judged[pid]:
                 continue
             # Its own reader: a pid the buffer dropped meanwhile (NotFound) is no fault to show.
             stats = Reader()("accounting", _stats, handle, pid)
             if stats is None or stats.isRunning:
                 continue  # asked again next sample, once it has ended
-            judged.add(pid)
+            # Of several new entries of one pid only the latest can be read: it is counted.
+            judged[pid] = count
             self._add(uuid, index, pid, stats)
-        # The buffer forgets old processes; so does this set, or it would grow for ever.
-        judged.intersection_update(pids)
+        # The buffer forgets old processes; so does this, or it would grow for ever.
+        self._judged[uuid] = Counter({pid: min(judged[pid], n) for pid, n in entries.items()
+                                      if judged[pid]})
 
     def _add(self, uuid: str, index: int, pid: int, stats: Any) -> None:
         owner = self._owner_of(pid)

@@ -149,8 +149,11 @@ class GpuCollector:
                 processes, count = listed_processes(read, handle, self.owner_of,
                                                     self.with_processes, self.with_commands)
             accounting = read_accounting(read, handle)
-            if accounting is not None and accounting.enabled and self._accounted is not None:
-                self._accounted.update(read, handle, uuid, index, processes or ())
+            if self._accounted is not None:
+                if accounting is not None and accounting.enabled:
+                    self._accounted.update(read, handle, uuid, index, processes or ())
+                else:
+                    self._accounted.forget(uuid)
         except (GpuLost, pynvml.NVMLError_GpuIsLost):
             return self._unreadable(index, "GPU is lost", lost=True)
         except pynvml.NVMLError as exc:

@@ -28,7 +28,7 @@ class ProcessOwner(NamedTuple):
     @property
     def name(self) -> str | None:
         """The command name: the executable's base name, as ps shows it."""
-        executable = self.executable or (self.command.split()[0] if self.command else None)
+        executable = self.executable or next(iter((self.command or "").split()), None)
         if not executable:
             return None
         # Windows paths (a dump from a Windows host) separate with backslashes.

@@ -89,3 +89,50 @@ def test_without_process_collection_nothing_is_counted(
     _machine().advance(3)
     system = collector.collect()
     assert system.accounted == [] and system.gpus[0].accounting == Accounting(True, 4000)
+
+
+def _jobs(collector: GpuCollector) -> int:
+    return sum(u.processes for u in collector.collect().accounted)
+
+
+def test_a_pid_used_again_is_a_new_job(simulate: Simulate, scenario_file: ScenarioFile) -> None:
+    collector = simulate(scenario_file({"gpus": [{"board": "RTX-A5000",
+                                                  "accounting": {"enabled": True}}]}),
+                         between_samples=True)
+    machine = _machine()
+    _jobs(collector)
+    machine.set_processes(0, [{"pid": 21, "used_memory_mib": 5}])
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 1
+    machine.set_processes(0, [{"pid": 21, "used_memory_mib": 5}])
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 2
+    # Listed running, so not counted; the pid's next short job is.
+    machine.set_processes(0, [{"pid": 30, "used_memory_mib": 5, "user": "bob"}])
+    _jobs(collector)
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 2
+    machine.set_processes(0, [{"pid": 30, "used_memory_mib": 5}])
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 3
+
+
+def test_accounting_turned_off_and_on_starts_afresh(
+    simulate: Simulate, scenario_file: ScenarioFile
+) -> None:
+    collector = simulate(scenario_file({"gpus": [{"board": "RTX-A5000",
+                                                  "accounting": {"enabled": True}}]}),
+                         between_samples=True)
+    machine, handle = _machine(), None
+    _jobs(collector)
+    machine.set_processes(0, [{"pid": 40, "used_memory_mib": 5}])
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 1
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    pynvml.nvmlDeviceSetAccountingMode(handle, 0)
+    assert _jobs(collector) == 1
+    pynvml.nvmlDeviceSetAccountingMode(handle, 1)
+    _jobs(collector)  # the first sample with it on again: the (empty) buffer as it stands
+    machine.set_processes(0, [{"pid": 40, "used_memory_mib": 5}])
+    machine.set_processes(0, [])
+    assert _jobs(collector) == 2

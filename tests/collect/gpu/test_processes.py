@@ -1,0 +1,17 @@
+"""GPU processes' owners as the process table names them."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwinfo.collect.gpu.processes import ProcessOwner
+
+
+@pytest.mark.parametrize(("command", "executable", "name"), [
+    ("/usr/bin/python3 train.py", None, "python3"),
+    ("   ", None, None),  # a process that set its title to blanks (setproctitle, exec -a)
+    ("", None, None),
+    (None, r"C:\Program Files\NVIDIA Corporation\NVIDIA Overlay.exe", "NVIDIA Overlay.exe"),
+])
+def test_the_command_name(command: str | None, executable: str | None, name: str | None) -> None:
+    assert ProcessOwner("alice", command, executable).name == name
