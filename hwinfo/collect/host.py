@@ -8,6 +8,7 @@ import re
 import time
 
 from hwinfo.collect.sysfs import Root, is_live
+from hwinfo.inputs import decimal
 from hwinfo.model.host import Host
 
 # DMI vendor/product substrings -> hypervisor kind, the way systemd-detect-virt names them.
@@ -47,7 +48,6 @@ def os_name(root: Root) -> str | None:
     return None
 
 
-_DIGITS = re.compile(r"[0-9]{1,15}")
 _SECONDS = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")
 
 
@@ -57,7 +57,8 @@ def boot_time_seconds(root: Root) -> float | None:
         words = line.split()
         if words[:1] == ["btime"]:
             # The kernel writes whole seconds; anything else is not a boot time.
-            return float(words[1]) if len(words) == 2 and _DIGITS.fullmatch(words[1]) else None
+            seconds = decimal(words[1]) if len(words) == 2 else None
+            return None if seconds is None else float(seconds)
     return None
 
 

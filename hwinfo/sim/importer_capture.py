@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hwinfo.inputs import decimal
+
 __all__ = ["AccountedApp", "Capture", "ListedMigDevice", "MigPlacement", "Section",
            "looks_like_capture", "parse_capture"]
 
@@ -61,13 +63,9 @@ class AccountedApp:
     time_ms: int  # 0 while it runs
 
 
-_DIGITS = re.compile(r"[0-9]{1,15}")
-
-
 def _number(text: str, unit: str) -> int | None:
     """ "71 %" -> 71; "[N/A]", or anything but ASCII digits, -> None."""
-    value = text.strip().removesuffix(unit).strip()
-    return int(value) if _DIGITS.fullmatch(value) else None
+    return decimal(text.strip().removesuffix(unit).strip())
 
 
 @dataclass(frozen=True)
