@@ -16,7 +16,7 @@ from hwinfo.collect.cpu import CpuCollector
 from hwinfo.collect.deadline import StaleGpu
 from hwinfo.collect.host import HostCollector
 from hwinfo.collect.memory import MemoryCollector
-from hwinfo.collect.sysfs import Root
+from hwinfo.collect.sysfs import Root, RootError
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.snapshot import (
@@ -111,6 +111,8 @@ C = TypeVar("C")
 def _built(make: Callable[[Root], C], root: Root) -> C | _Unreadable:
     try:
         return make(root)
+    except RootError:
+        raise  # a file below --root that cannot be used at all: the command says so at once
     except Exception as exc:  # noqa: BLE001 - as in _Collection.read: this source only
         return _Unreadable(exc)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,15 @@ def test_usage_and_fleet_answer_from_the_central_prometheus(tmp_path: Path) -> N
         with central.logs_on_failure():
             def both_held() -> bool:
                 held = central.query("count by (instance) "
-                                     "(count_over_time(hwinfo:ledger_held:share[1m]) >= 5)")
+                                     "(count_over_time(hwinfo:ledger_held:share[15s]) >= 12)")
                 return {s["metric"]["instance"] for s in held} == set(instances.values())
 
             wait_for("the ledger rules to see both sites at the central", both_held, timeout=60)
-            usage = answer("usage", "--prometheus", central.prometheus, "--since", "1m",
-                           "--by", "host")
+            # A window both sites fill (one started seconds before the other), ending before
+            # what remote write may not have delivered yet.
+            until = time.time() - 3
+            usage = answer("usage", "--prometheus", central.prometheus, "--since", "8s",
+                           "--until", f"{until:.0f}", "--by", "host")
             by_host = {row["host"]: row for row in usage["rows"]}
             assert set(by_host) == set(instances.values())
             # erin holds a whole idle GPU, carol 3/7 of one (unknown: an A100's MIG device).
