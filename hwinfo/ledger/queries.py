@@ -58,15 +58,19 @@ def whole_gpus(window: str) -> str:
 
 
 def usage(by: str, window: str) -> str:
-    """Every figure of `hwinfo usage`, summed by `by` and the model."""
+    """Every figure of `hwinfo usage`: the recorded shares summed by `by` and the model; the
+    raw series' figures per GPU and user, and each GPU with its model (`gpus`), which the
+    client joins. A week of the model map costs as much as a week of one share record, so it
+    is read once here rather than once per raw measure (each join would read it again)."""
     keys = by if by == "model" else f"{by}, model"
     measures = {name: f"sum by ({keys}) (sum_over_time({record}[{window}]))"
                 for name, record in SHARE_RECORDS.items()}
-    measures |= {name: by_model("sum", keys, f"increase({counter}[{window}])", window)
+    per_gpu = f"{GPU_KEY}, user"
+    measures |= {name: f"sum by ({per_gpu}) (increase({counter}[{window}]))"
                  for name, counter in ACCOUNTED_COUNTERS.items()}
-    measures["peak_memory"] = by_model(
-        "max", keys, f"max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}])", window)
-    measures["gpus"] = f"count({models(window)})"
+    measures["peak_memory"] = (
+        f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
+    measures["gpus"] = models(window)
     return union(measures)
 
 

@@ -98,14 +98,23 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     return ledger
 
 
+def _gpu_key(labels: dict[str, str]) -> tuple[str, ...]:
+    return tuple(labels.get(name, "") for name in ("job", "instance", "gpu", "uuid"))
+
+
 def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | None) -> list[Usage]:
     rows: dict[str, Usage] = {}
     held_by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    model_of = {_gpu_key(s.labels): s.labels.get("model", "") for s in samples
+                if s.labels.get("measure") == "gpus"}
     for sample in samples:
         measure = sample.labels.get("measure", "")
         if measure == "gpus":
             continue
-        key = sample.labels.get(label, "")
+        labels = sample.labels
+        if "model" not in labels:  # a raw series' figure, per GPU: its model from the map
+            labels = {**labels, "model": model_of.get(_gpu_key(labels), "")}
+        key = labels.get(label, "")
         row = rows.setdefault(key, Usage(key))
         value = sample.value
         if measure == "peak_memory":
@@ -114,7 +123,7 @@ def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | N
         gpu_seconds = value if measure.startswith("accounted") else value * interval
         _add(row, measure, gpu_seconds)
         if measure in ("held", "accounted"):
-            held_by_model[key][sample.labels.get("model", "")] += gpu_seconds
+            held_by_model[key][labels.get("model", "")] += gpu_seconds
     if prices is not None:
         for key, row in rows.items():
             _price(row, held_by_model[key], prices)
