@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,28 @@ class Prometheus:
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             raise LedgerError(f"{self.url}: the answer to a query is not a vector")
         return list(_samples(data.get("result"), self.url))
+
+    def queries(self, exprs: Sequence[str], at: float) -> list[list[Sample]]:
+        """Several instant queries sent together (each keeps its own deadline); their vectors
+        in order, or the first one's error."""
+        answers: list[list[Sample] | Exception] = [[] for _ in exprs]
+
+        def ask(index: int, expr: str) -> None:
+            try:
+                answers[index] = self.query(expr, at)
+            except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+                answers[index] = exc
+
+        threads = [threading.Thread(target=ask, args=(i, expr), name="hwinfo-query", daemon=True)
+                   for i, expr in enumerate(exprs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()  # interruptible; each query ends by its own deadline
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        return answers  # type: ignore[return-value]  # no exception left: every one a list
 
     def rule_groups(self) -> list[RuleGroup]:
         """The recording-rule groups Prometheus has loaded."""

@@ -57,11 +57,18 @@ def whole_gpus(window: str) -> str:
     return f"({models(window)} unless on({GPU_KEY}) (max_over_time(hwinfo_gpu_mig_enabled[{window}]) == 1))"
 
 
-def usage(by: str, window: str) -> str:
-    """Every figure of `hwinfo usage`: the recorded shares summed by `by` and the model; the
-    raw series' figures per GPU and user, and each GPU with its model (`gpus`), which the
-    client joins. A week of the model map costs as much as a week of one share record, so it
-    is read once here rather than once per raw measure (each join would read it again)."""
+# Prometheus evaluates a query on one core: `usage`'s measures go in this many queries at
+# once, which on a 2-core machine takes a week of 100 hosts from 3.0 s to 1.8 s (more parts
+# gain nothing there).
+USAGE_PARTS = 3
+
+
+def usage(by: str, window: str) -> list[str]:
+    """Every figure of `hwinfo usage`, in USAGE_PARTS queries to send together: the recorded
+    shares summed by `by` and the model; the raw series' figures per GPU and user, and each
+    GPU with its model (`gpus`), which the client joins. A week of the model map costs as
+    much as a week of one share record, so it is read once rather than once per raw measure
+    (each join would read it again)."""
     keys = by if by == "model" else f"{by}, model"
     measures = {name: f"sum by ({keys}) (sum_over_time({record}[{window}]))"
                 for name, record in SHARE_RECORDS.items()}
@@ -71,7 +78,9 @@ def usage(by: str, window: str) -> str:
     measures["peak_memory"] = (
         f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
     measures["gpus"] = models(window)
-    return union(measures)
+    names = list(measures)
+    return [union({name: measures[name] for name in names[part::USAGE_PARTS]})
+            for part in range(USAGE_PARTS)]
 
 
 def advice(window: str) -> str:

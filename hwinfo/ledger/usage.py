@@ -80,7 +80,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
           prices: Prices | None = None, advise: bool = False) -> Ledger:
     group = ledger_group(prometheus.rule_groups(), prometheus.url)
     span = window(until - since)
-    samples = prometheus.query(queries.usage(_LABEL[by], span), until)
+    samples = [s for part in prometheus.queries(queries.usage(_LABEL[by], span), until)
+               for s in part]
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
