@@ -13,6 +13,7 @@ a restarted daemon does not count them twice.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -118,11 +119,9 @@ class AccountedProcesses:
         return self._totals.setdefault((uuid, user), AccountedUsage(index, user, 0, 0.0, 0.0))
 
     def usage(self, present: dict[str, int]) -> list[AccountedUsage]:
-        """Totals of the GPUs present now (UUID -> index), by GPU then user."""
-        rows = []
-        for (uuid, _), usage in self._totals.items():
-            if uuid in present:
-                usage.gpu_index = present[uuid]
-                rows.append(usage)
+        """Totals of the GPUs present now (UUID -> index), by GPU then user: copies, so that
+        a published snapshot keeps the figures of its own moment."""
+        rows = [dataclasses.replace(usage, gpu_index=present[uuid])
+                for (uuid, _), usage in self._totals.items() if uuid in present]
         return sorted(rows, key=lambda u: (u.gpu_index, u.user or ""))
 
