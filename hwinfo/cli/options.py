@@ -21,6 +21,7 @@ from click.core import ParameterSource
 
 from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
+from hwinfo.escape import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -128,7 +129,12 @@ class Command(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         with stdout.flushed(self.trouble_exit_code), raising():
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except click.ClickException as exc:
+                # A message may quote a server or a file: it stays one line on a terminal.
+                exc.message = printable(exc.message)
+                raise
 
 
 def simulate_option(fn: F) -> F:

@@ -17,6 +17,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST as TEXT_CONTENT_TYP
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 from prometheus_client.utils import floatToGoString
 
+from hwinfo.escape import unicode
 from hwinfo.exporter.catalogue import SELF_METRICS, SNAPSHOT_GROUPS
 from hwinfo.exporter.metric import Metric, Sample
 from hwinfo.exporter.status import DaemonStatus
@@ -26,8 +27,9 @@ __all__ = ["OPENMETRICS", "TEXT_CONTENT_TYPE", "Rendered", "Selection", "render"
 
 
 def _escape(value: str) -> str:
-    """Label values and OpenMetrics help: backslash, newline and double quote escaped."""
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """Label values and OpenMetrics help: valid Unicode (a process named in Latin-1 is not:
+    escape.unicode), then backslash, newline and double quote escaped."""
+    return unicode(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def _escape_text_help(value: str) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from hwinfo.escape import printable, to_json
 from hwinfo.health.findings import Finding, Severity, worst
 from hwinfo.health.rules_gpu import lists_gpus
 from hwinfo.model.snapshot import Snapshot
@@ -39,7 +39,8 @@ def summary_line(findings: list[Finding], snapshot: Snapshot) -> str:
     perfdata = " ".join(f"{name}={n}" for name, n in counts.items())
     if snapshot.gpu is not None and lists_gpus(snapshot.gpu):
         perfdata += f" gpus={len(snapshot.gpu.gpus)}"
-    return f"HWINFO {worst(findings).name} - {text or _gpus(snapshot) + ', no findings'} | {perfdata}"
+    verdict = text or printable(_gpus(snapshot)) + ", no findings"
+    return f"HWINFO {worst(findings).name} - {verdict} | {perfdata}"
 
 
 def _painter(style: Style) -> dict[Severity, Callable[[str], str]]:
@@ -51,7 +52,7 @@ def finding_line(finding: Finding, style: Style = _PLAIN) -> str:
     """`CRITICAL gpu 2 (GPU-...): gpu_lost: NVML reports the GPU fell off the bus (GpuIsLost)`."""
     subject = f"{finding.subject} ({finding.uuid})" if finding.uuid else finding.subject
     severity = _painter(style)[finding.severity](finding.severity.name)
-    return f"{severity} {subject}: {finding.rule}: {finding.message}"
+    return f"{severity} {printable(subject)}: {finding.rule}: {printable(finding.message)}"
 
 
 def render_text(findings: list[Finding], snapshot: Snapshot, style: Style = _PLAIN) -> str:
@@ -79,14 +80,14 @@ def render_json(findings: list[Finding], snapshot: Snapshot) -> str:
     document = _document(worst(findings), summary_line(findings, snapshot), findings,
                          error=None, hostname=snapshot.host.hostname,
                          timestamp_seconds=snapshot.timestamp_seconds)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return to_json(document) + "\n"
 
 
 def render_error(message: str, fmt: str) -> str:
     """The verdict when nothing could be checked (a bad option, file or URL): UNKNOWN, one line."""
-    summary = f"HWINFO UNKNOWN - {message}"
+    summary = f"HWINFO UNKNOWN - {printable(message)}"
     if fmt != "json":
         return summary + "\n"
     document = _document(Severity.UNKNOWN, summary, [], error=message, hostname=None,
                          timestamp_seconds=None)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return to_json(document) + "\n"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import json
 from typing import Any
 
+from hwinfo.escape import to_json
 from hwinfo.ledger.fleet import Fleet, Gpu
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
@@ -50,7 +50,7 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
     if ledger.advice is not None:
         document["advice"] = [a.__dict__ for a in ledger.advice]
     document["notes"] = ledger.notes
-    return json.dumps(document, indent=2) + "\n"
+    return to_json(document) + "\n"
 
 
 def usage_csv(ledger: Ledger, currency: str | None) -> str:
@@ -148,7 +148,7 @@ def fleet_json(fleet: Fleet) -> str:
     }
     if fleet.fits is not None:
         document["fits"] = [f.__dict__ for f in fleet.fits]
-    return json.dumps(document, indent=2) + "\n"
+    return to_json(document) + "\n"
 
 
 def _holders(holders: dict[str, float]) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
+from hwinfo.escape import to_json
 from hwinfo.model.serialize import to_dict
 from hwinfo.model.snapshot import Snapshot
 
 
 def render_json(snapshot: Snapshot, indent: int | None = 2) -> str:
-    return json.dumps(to_dict(snapshot), indent=indent, ensure_ascii=False)
+    return to_json(to_dict(snapshot), indent=indent)

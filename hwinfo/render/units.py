@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -11,26 +10,6 @@ NA = "not available"
 T = TypeVar("T")
 
 _IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# The same, sparing the SGR colour sequences our own Style writes.
-_CONTROL_BUT_COLOUR = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x1f\x7f-\x9f]")
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if len(char) > 1:
-        return char  # a colour sequence
-    return _ESCAPES.get(char, f"\\x{ord(char):02x}")
-
-
-def printable(text: str, keep_colour: bool = False) -> str:
-    """Text with control characters shown as escapes ("\\n", "\\x1b"), so a command line or
-    a GPU name cannot break a table or drive the terminal. keep_colour spares the colour
-    sequences of text we styled ourselves; text from users (process names) gets none."""
-    return (_CONTROL_BUT_COLOUR if keep_colour else _CONTROL).sub(_escape, text)
 
 
 def or_na(value: T | None, fmt: Callable[[T], str]) -> str:

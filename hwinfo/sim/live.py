@@ -106,7 +106,8 @@ def live_processes(scenario: str) -> Iterator[Path]:
 def _start_host(entries: list[list[Any]]) -> subprocess.Popen[str]:
     """The host process; its argument area, inherited by the placeholders it forks, is
     padded to hold the longest command line they will show."""
-    longest = max((len(" ".join(argv).encode()) for argv, *_ in entries), default=0)
+    longest = max((len(" ".join(argv).encode(errors="surrogateescape")) for argv, *_ in entries),
+                  default=0)
     host = subprocess.Popen(
         [sys.executable, "-I", str(_HOST), "hwinfo-live-placeholders", "-" * (longest + 2)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

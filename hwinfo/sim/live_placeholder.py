@@ -38,10 +38,11 @@ def _retitle(libc: ctypes.CDLL, argv: list[str], comm: str) -> None:
     # setproctitle's form: the words joined by spaces, a NUL, and a last byte that is not NUL,
     # which tells the kernel to show the area up to the first NUL (a title longer than the
     # area is cut). psutil splits such a title at spaces back into the words.
-    title = " ".join(argv).encode(errors="replace")[: size - 2]
+    # A scenario spells bytes that are not UTF-8 as lone surrogates (\udce9): those bytes.
+    title = " ".join(argv).encode(errors="surrogateescape")[: size - 2]
     area = title + b"\0" + b" " * (size - len(title) - 1)
     ctypes.memmove(start, area, size)
-    libc.prctl(_PR_SET_NAME, comm.encode(errors="replace")[:_COMM_BYTES], 0, 0, 0)
+    libc.prctl(_PR_SET_NAME, comm.encode(errors="surrogateescape")[:_COMM_BYTES], 0, 0, 0)
 
 
 def _child(libc: ctypes.CDLL, argv: list[str], comm: str, uid: int | None,

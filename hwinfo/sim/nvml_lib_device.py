@@ -219,8 +219,9 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "nvmlDeviceGetName",
         base.string,
-        lambda m, g: ok(g.spec.name.encode()),
-        lambda m, d: ok(d.name.encode()),
+        # A scenario spells a name's bytes that are not UTF-8 as lone surrogates (\udce9).
+        lambda m, g: ok(g.spec.name.encode(errors="surrogateescape")),
+        lambda m, d: ok(d.name.encode(errors="surrogateescape")),
     ),
     Field(
         "nvmlDeviceGetUUID",

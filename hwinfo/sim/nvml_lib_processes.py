@@ -274,7 +274,7 @@ def _process_name(machine: Machine, pid: object, buf: object, length: object) ->
     name = machine.process_name(base.as_int(pid))
     if name is None:
         return NOT_FOUND
-    return base.put_string(buf, length, name.encode())
+    return base.put_string(buf, length, name.encode(errors="surrogateescape"))
 
 
 SYMBOLS: tuple[Symbol, ...] = (

@@ -23,8 +23,10 @@ class Daemon(str):
 
 
 @contextmanager
-def serving(*args: str, ready: bool = True, scheme: str = "http") -> Iterator[Daemon]:
-    """Start the daemon with these arguments; yields its base URL; stops it after."""
+def serving(*args: str, ready: bool = True, scheme: str = "http",
+            env: dict[str, str] | None = None) -> Iterator[Daemon]:
+    """Start the daemon with these arguments (and environment); yields its base URL; stops it
+    after."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -41,6 +43,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http") -> Iterator[Da
         ],
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         port = None

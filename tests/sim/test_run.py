@@ -176,6 +176,19 @@ def test_placeholders_show_the_scenario_s_command_and_end_with_the_run() -> None
     assert not any(psutil.pid_exists(pid) for pid in shown)
 
 
+def test_placeholders_show_names_that_are_not_utf8_as_their_bytes(tmp_path: Path) -> None:
+    """A scenario spells a Latin-1 or EUC-KR name's bytes as lone surrogates; the placeholder
+    shows those bytes, as a process of a Korean or European lab would."""
+    scenario = tmp_path / "foreign.json"
+    scenario.write_text(json.dumps({"format": 1, "gpus": [{"board": "T4", "processes": [
+        {"pid": 1, "used_memory_mib": 64, "command": "/opt/caf\udce9/\udcc7\udcd1 --x"}]}]}))
+    run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", str(scenario), "--",
+                          sys.executable, "-c", LIST_PROCESSES],
+                         capture_output=True, check=True, timeout=60)
+    ((name, argv),) = json.loads(run.stdout).values()
+    assert (name, argv) == ("\udcc7\udcd1", ["/opt/caf\udce9/\udcc7\udcd1", "--x"])
+
+
 def test_placeholders_die_with_a_killed_run() -> None:
     parent = subprocess.Popen([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
                                "sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -95,6 +95,10 @@ class Reader:
         except pynvml.NVMLError as exc:
             self.unavailable[key] = describe(exc)
             return None
+        except UnicodeDecodeError as exc:
+            # pynvml decodes a string NVML returns as strict UTF-8; a name the driver holds
+            # in another encoding keeps its bytes, as psutil keeps a file name's (escape.py).
+            return exc.object.decode("utf-8", "surrogateescape")  # type: ignore[return-value]
 
 
 def exported_functions(names: Iterable[str]) -> list[str]:

@@ -7,6 +7,7 @@ Eight GPUs and their users fit 24 lines of 80 columns.
 
 from __future__ import annotations
 
+from hwinfo.escape import printable
 from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import UserUsage
 from hwinfo.model.memory import Memory
@@ -15,7 +16,7 @@ from hwinfo.render.text.gpu import SUMMARY_ALIGN, SUMMARY_HEADER, SUMMARY_WIDTHS
 from hwinfo.render.text.gpu_processes import user_totals
 from hwinfo.render.text.layout import WIDTH, Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, or_na, percent, printable, size
+from hwinfo.render.units import NA, duration, or_na, percent, size
 
 LINES = 24
 _SEP = " · "

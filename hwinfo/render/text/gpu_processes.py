@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hwinfo.escape import printable
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, duration, or_na, percent, printable, size, size_short
+from hwinfo.render.units import NA, duration, or_na, percent, size, size_short
 
 
 def process_owner(proc: GpuProcess) -> tuple[str, str]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
+from hwinfo.escape import printable
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.layout import WIDTH
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, or_na, printable
+from hwinfo.render.units import NA, duration, or_na
 
 # A snapshot younger than this is "now": a fresh local report does not print its age.
 _FRESH_SECONDS = 2.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from hwinfo.escape import printable
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import printable
 
 WIDTH = 80
 _SEP = " · "
