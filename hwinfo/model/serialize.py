@@ -35,7 +35,11 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def from_dict(cls: type[T], data: Any, where: str = "") -> T:
-    """Rebuild a dataclass tree from `data`; unknown keys are ignored so newer producers still load."""
+    """Rebuild a dataclass tree from `data`. Unknown keys are ignored, so newer producers
+    still load; a key an older producer did not write yet takes the field's default, or
+    None (not available) where the field allows it, so older documents still load too: a
+    field that allows neither must be in every document since the first of its
+    schema_version (tests/fixtures/old_snapshots)."""
     return _convert(cls, data, where or cls.__name__)
 
 
@@ -67,7 +71,9 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             if f.name in value:
                 kwargs[f.name] = _convert(_hints(tp)[f.name], value[f.name], f"{where}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise SchemaError(f"{where}: missing field {f.name!r}")
+                if not _allows_none(_hints(tp)[f.name]):
+                    raise SchemaError(f"{where}: missing field {f.name!r}")
+                kwargs[f.name] = None
         return tp(**kwargs)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -86,6 +92,11 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if tp is Any:
         return value
     raise SchemaError(f"{where}: unsupported type {tp!r}")
+
+
+def _allows_none(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and \
+        type(None) in typing.get_args(tp)
 
 
 def snapshot_from_document(document: Any, where: str) -> Snapshot:

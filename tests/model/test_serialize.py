@@ -1,0 +1,109 @@
+"""Snapshot documents of earlier hwinfo 0.1.0 still load: as baselines and from older daemons.
+
+The README promises that schema_version changes only when a field is renamed or removed.
+tests/fixtures/old_snapshots holds documents earlier commits wrote (its README says which).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hwinfo.model.gpu import PeakThroughput, XidErrors
+from hwinfo.model.serialize import SchemaError, from_dict, snapshot_from_document
+
+OLD = Path(__file__).parents[1] / "fixtures" / "old_snapshots"
+DOCUMENTS = sorted(OLD.glob("*.json"))
+HWINFO = [sys.executable, "-m", "hwinfo"]
+
+
+def _scenario(path: Path) -> str:
+    """The scenario the document was written from: built-in, or kept beside it."""
+    name = path.stem.split("-", 1)[1]
+    kept = OLD / "scenarios" / f"{name}.json"
+    return str(kept) if kept.exists() else name
+
+
+def test_there_are_old_documents() -> None:
+    assert len(DOCUMENTS) >= 4
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.stem)
+def test_an_old_document_loads_with_what_it_says(path: Path) -> None:
+    document = json.loads(path.read_text())
+    snapshot = snapshot_from_document(document, path.name)
+    assert snapshot.host.hostname == document["host"]["hostname"]
+    gpus = (document.get("gpu") or {}).get("gpus") or []
+    assert [(g.uuid, g.name, g.memory_total_bytes) for g in
+            (snapshot.gpu.gpus if snapshot.gpu else [])] == [
+        (g["uuid"], g["name"], g["memory_total_bytes"]) for g in gpus]
+    for gpu, raw in zip(snapshot.gpu.gpus if snapshot.gpu else [], gpus):
+        # What the old producer did not write is not available, never invented.
+        if gpu.peak is not None and "clock_hertz" not in raw["peak"]:
+            assert (gpu.peak.clock_hertz, gpu.peak.clock_source) == (None, None)
+
+
+def test_only_fields_that_can_be_none_may_be_missing() -> None:
+    assert from_dict(PeakThroughput, {}) == PeakThroughput(*[None] * 10)
+    with pytest.raises(SchemaError, match="missing field 'xid'"):
+        from_dict(XidErrors, {"count": 1, "last_timestamp_seconds": 0.0})
+    with pytest.raises(SchemaError, match="missing field"):
+        snapshot_from_document({"schema_version": 1}, "x")
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.stem)
+def test_an_old_baseline_is_checked_against(path: Path) -> None:
+    run = subprocess.run([*HWINFO, "check", "--baseline", str(path), "--simulate",
+                          _scenario(path)], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode != 3, run.stdout  # UNKNOWN: the baseline was not used
+    assert "missing field" not in run.stdout and run.stderr == ""
+
+
+class _OldDaemon(BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def old_daemon() -> Iterator[tuple[str, type[_OldDaemon]]]:
+    """A loopback server that answers /api/v1/snapshot as a daemon of an earlier commit."""
+    handler = type("Handler", (_OldDaemon,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.stem)
+def test_an_old_daemon_is_read(path: Path, old_daemon: tuple[str, type[_OldDaemon]]) -> None:
+    url, handler = old_daemon
+    handler.body = path.read_bytes()
+    report = subprocess.run([*HWINFO, "report", "--from", url], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert report.returncode == 0 and report.stderr == "", report.stderr
+    assert json.loads(path.read_text())["host"]["hostname"] in report.stdout
+    check = subprocess.run([*HWINFO, "check", "--from", url], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert check.returncode != 3, check.stdout
