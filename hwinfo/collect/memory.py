@@ -64,7 +64,8 @@ def huge_page_pools(root: Root, meminfo: dict[str, int]) -> list[HugePagePool]:
 
 
 def _difference(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a - b
+    """a - b; not available where either is, or where b exceeds a (a file no kernel wrote)."""
+    return None if a is None or b is None or b > a else a - b
 
 
 class MemoryCollector:
@@ -73,7 +74,8 @@ class MemoryCollector:
 
     def collect(self) -> Memory:
         info = parse_meminfo(self.root.read_text("proc/meminfo") or "")
-        total = info.get("MemTotal")
+        # A running machine has memory: 0 kB is a file no kernel wrote, not a figure.
+        total = info.get("MemTotal") or None
         available = info.get("MemAvailable")
         cached = info.get("Cached")
         if cached is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hwinfo.model.serialize import UnixTime
+
 
 @dataclass
 class GpuProcess:
@@ -194,7 +196,7 @@ class XidErrors:
 
     xid: int
     count: int
-    last_timestamp_seconds: float  # Unix time of the most recent one
+    last_timestamp_seconds: UnixTime  # of the most recent one
     # GPU/compute instance of the most recent one, when NVML could attribute it.
     gpu_instance_id: int | None = None
     compute_instance_id: int | None = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hwinfo.model.serialize import UnixTime
+
 
 @dataclass
 class Host:
@@ -11,7 +13,7 @@ class Host:
     os_name: str | None
     kernel_release: str | None
     architecture: str | None
-    boot_time_seconds: float | None
+    boot_time_seconds: UnixTime | None
     uptime_seconds: float | None
     # Hypervisor kind: "kvm", "vmware", "xen", "microsoft", "amazon", "google", "oracle", or "vm"
     # when the CPU says it runs under a hypervisor that the firmware does not name.

@@ -7,7 +7,7 @@ import math
 import types
 import typing
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from hwinfo.inputs import member, shown
 
@@ -19,6 +19,11 @@ T = TypeVar("T")
 # Integers in a snapshot are counters, sizes and ids that fit in 64 bits; a larger one comes
 # from no hwinfo, and would overflow where a renderer turns it into a float.
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+# A Unix time in a snapshot: what the platform's time functions can turn into a date, and
+# what any machine's clock can say (2^33 s is the year 2242); a document saying 1e18 is wrong.
+_UNIX_TIME = "unix time"
+_UNIX_TIME_RANGE = (0.0, float(1 << 33))
+UnixTime = Annotated[float, _UNIX_TIME]
 
 
 class SchemaError(ValueError):
@@ -31,7 +36,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
 
 @cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, include_extras=True)
 
 
 def from_dict(cls: type[T], data: Any, where: str = "") -> T:
@@ -45,6 +50,12 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
 
 def _convert(tp: Any, value: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
+    if origin is Annotated:
+        inner, *marks = typing.get_args(tp)
+        number = _convert(inner, value, where)
+        if _UNIX_TIME in marks and not _UNIX_TIME_RANGE[0] <= number < _UNIX_TIME_RANGE[1]:
+            raise SchemaError(f"{where}: {number:g} is not a Unix time between 1970 and 2242")
+        return number
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
         if value is None:
@@ -95,6 +106,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
 
 
 def _allows_none(tp: Any) -> bool:
+    """Whether a field of this type may be null: `X | None`."""
     return typing.get_origin(tp) in (typing.Union, types.UnionType) and \
         type(None) in typing.get_args(tp)
 

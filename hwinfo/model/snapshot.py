@@ -8,6 +8,7 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
+from hwinfo.model.serialize import UnixTime
 
 # Bumped when a JSON field is renamed or removed; adding fields keeps it.
 SCHEMA_VERSION = 1
@@ -27,7 +28,7 @@ class SourceState:
     # switched off (--no-gpu), its section is null.
     state: str
     # Unix time this source's data was read; None when there is none.
-    timestamp_seconds: float | None
+    timestamp_seconds: UnixTime | None
     # How old the data was when the snapshot was taken (its timestamp_seconds minus this
     # source's); None when there is none. Older readers add the snapshot's own age.
     age_seconds: float | None
@@ -46,7 +47,7 @@ class SourceError:
 class Snapshot:
     schema_version: int
     hwinfo_version: str
-    timestamp_seconds: float  # Unix time the collection started
+    timestamp_seconds: UnixTime  # the collection started
     host: Host
     cpu: Cpu | None
     memory: Memory | None

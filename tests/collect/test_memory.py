@@ -1,5 +1,9 @@
+import re
 import subprocess
+import sys
 from pathlib import Path
+
+from fixtures.machines import MACHINES, write_tree
 
 from hwinfo.collect.memory import MemoryCollector, parse_meminfo
 from hwinfo.collect.sysfs import Root
@@ -71,3 +75,26 @@ def test_live_total_agrees_with_free() -> None:
     mem = MemoryCollector(Root("/")).collect()
     assert mem.total_bytes == int(mem_line.split()[1])
     assert mem.swap_total_bytes == int(swap_line.split()[1])
+
+
+def test_a_meminfo_no_kernel_wrote_is_not_available(tmp_path: Path) -> None:
+    # MemTotal 0 kB, and more available than there is: figures the file cannot support.
+    root = _root(tmp_path)
+    (tmp_path / "proc" / "meminfo").write_text(
+        MEMINFO.replace("16384000 kB", "0 kB").replace("SwapFree:        1048576",
+                                                      "SwapFree:        9048576"))
+    mem = MemoryCollector(root).collect()
+    assert (mem.total_bytes, mem.used_bytes, mem.swap_used_bytes) == (None, None, None)
+    assert mem.available_bytes == 8192000 * 1024
+
+
+def test_brief_on_a_machine_whose_memtotal_reads_0(tmp_path: Path) -> None:
+    """`report --brief --root` on such a tree: the line says not available, no traceback."""
+    root = write_tree(MACHINES["x86-2s-smt"], tmp_path)
+    meminfo = root / "proc" / "meminfo"
+    meminfo.write_text(re.sub(r"MemTotal: +\d+ kB", "MemTotal:       0 kB", meminfo.read_text()))
+    run = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--brief", "--no-gpu",
+                          "--root", str(root)], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "Mem   not available" in run.stdout

@@ -107,3 +107,36 @@ def test_an_old_daemon_is_read(path: Path, old_daemon: tuple[str, type[_OldDaemo
     check = subprocess.run([*HWINFO, "check", "--from", url], capture_output=True, text=True,
                            timeout=60, check=False)
     assert check.returncode != 3, check.stdout
+
+
+def _with_xid(document: dict[str, Any], when: float) -> dict[str, Any]:
+    document["gpu"]["gpus"][0]["xid_errors"] = [
+        {"xid": 79, "count": 1, "last_timestamp_seconds": when}]
+    return document
+
+
+@pytest.mark.parametrize("when", [1e18, 1e300, -1.0])
+@pytest.mark.parametrize("field", ["timestamp_seconds", "xid", "host.boot_time_seconds"])
+def test_a_time_no_clock_can_say_is_refused_in_one_line(
+        when: float, field: str, old_daemon: tuple[str, type[_OldDaemon]]) -> None:
+    document = json.loads((OLD / "69ba130-cloud-t4.json").read_text())
+    if field == "xid":
+        _with_xid(document, when)
+    elif field == "host.boot_time_seconds":
+        document["host"]["boot_time_seconds"] = when
+    else:
+        document[field] = when
+    url, handler = old_daemon
+    handler.body = json.dumps(document).encode()
+    for args in (["report"], ["report", "--brief"], ["report", "--format", "json"]):
+        run = subprocess.run([*HWINFO, *args, "--from", url], capture_output=True, text=True,
+                             timeout=60, check=False)
+        assert run.returncode == 1 and run.stdout == "", run.stdout
+        (line,) = run.stderr.splitlines()
+        assert f"{when:g} is not a Unix time between 1970 and 2242" in line
+
+
+def test_a_plausible_xid_time_loads() -> None:
+    document = _with_xid(json.loads((OLD / "69ba130-cloud-t4.json").read_text()), 1.7e9)
+    snapshot = snapshot_from_document(document, "x")
+    assert snapshot.gpu.gpus[0].xid_errors[0].last_timestamp_seconds == 1.7e9

@@ -15,8 +15,9 @@ from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.gpu import SUMMARY_ALIGN, SUMMARY_HEADER, SUMMARY_WIDTHS, summary_row
 from hwinfo.render.text.gpu_processes import user_totals
 from hwinfo.render.text.layout import WIDTH, Section
+from hwinfo.render.text.memory import share
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, or_na, percent, size
+from hwinfo.render.units import NA, duration, or_na, size
 
 LINES = 24
 _SEP = " · "
@@ -68,7 +69,7 @@ def _memory_line(memory: Memory | None) -> str:
     used = memory.used_bytes
     text = f"Mem   {or_na(used, size)} / {size(memory.total_bytes)}"
     if used is not None:
-        text += f" used ({percent(used / memory.total_bytes)})"
+        text += " used" + share(used, memory.total_bytes)
     if memory.swap_total_bytes:
         text += f"{_SEP}swap {or_na(memory.swap_used_bytes, size)} / {size(memory.swap_total_bytes)}"
     return text

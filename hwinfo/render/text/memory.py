@@ -8,7 +8,8 @@ from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, or_na, percent, size
 
 
-def _share(part: int | None, whole: int | None) -> str:
+def share(part: int | None, whole: int | None) -> str:
+    """" (45%)" of a whole; nothing where either is unknown or the whole is 0."""
     if part is None or not whole:
         return ""
     return f" ({percent(part / whole)})"
@@ -22,7 +23,7 @@ def render_memory(memory: Memory | None, style: Style) -> str:
     section.field("Total", or_na(memory.total_bytes, size))
     section.field(
         "Used",
-        or_na(memory.used_bytes, size) + _share(memory.used_bytes, memory.total_bytes),
+        or_na(memory.used_bytes, size) + share(memory.used_bytes, memory.total_bytes),
     )
     section.field("Available", or_na(memory.available_bytes, size))
     section.field(
@@ -39,7 +40,7 @@ def render_memory(memory: Memory | None, style: Style) -> str:
         section.field(
             "Swap",
             f"{or_na(memory.swap_used_bytes, size)} used of {or_na(memory.swap_total_bytes, size)}"
-            + _share(memory.swap_used_bytes, memory.swap_total_bytes),
+            + share(memory.swap_used_bytes, memory.swap_total_bytes),
         )
     pools = [p for p in memory.huge_pages if p.total or p.surplus]
     if not memory.huge_pages:
