@@ -147,6 +147,7 @@ def test_a_ca_file_that_is_no_certificate(tmp_path: Path, command: str) -> None:
     (b"gpu_hour: {default: .nan}\n", "not a finite number"),
     (b"gpu_hour: {default: -1}\n", "is not a price between 0 and 1e+06"),
     (b"gpu_hour: {default: 1.0e+300}\n", "is not a price"),
+    (b"gpu_hour: {default: 1" + b"0" * 400 + b"}\n", "is not a price"),  # 400 digits
     (b"gpu_hour: {default: '2'}\n", "expected a number, got '2'"),
     (b"gpu_hour: [1, 2]\n", "gpu_hour: expected a mapping"),
     (b"kwh: 0.3\nprice: 1\n", "price: unknown key"),

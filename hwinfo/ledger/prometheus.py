@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hwinfo import inputs, urlfetch
+from hwinfo.escape import unicode
 
 SERVICE = "Prometheus"
+MAX_RULE_INTERVAL_SECONDS = 86400.0
 
 
 class LedgerError(Exception):
@@ -110,20 +112,30 @@ class Prometheus:
 
     def rule_groups(self) -> list[RuleGroup]:
         """The recording-rule groups Prometheus has loaded."""
-        data = self._get("/api/v1/rules", {"type": "record"})
-        groups = data.get("groups") if isinstance(data, dict) else None
-        if not isinstance(groups, list):
-            raise LedgerError(f"{self.url}: the answer about rules has no groups")
-        found = []
-        for group in groups:
-            if not isinstance(group, dict):
-                continue
-            interval = group.get("interval")
-            records = frozenset(rule.get("name") for rule in group.get("rules") or ()
-                                if isinstance(rule, dict) and isinstance(rule.get("name"), str))
-            if isinstance(interval, (int, float)) and math.isfinite(interval) and interval > 0:
-                found.append(RuleGroup(str(group.get("name")), float(interval), records))
-        return found
+        return _rule_groups(self._get("/api/v1/rules", {"type": "record"}), self.url)
+
+
+def _rule_groups(data: object, url: str) -> list[RuleGroup]:
+    """The recording-rule groups of an answer about rules; sensible ones only."""
+    groups = data.get("groups") if isinstance(data, dict) else None
+    if not isinstance(groups, list):
+        raise LedgerError(f"{url}: the answer about rules has no groups")
+    found = []
+    for group in groups:
+        if not isinstance(group, dict):
+            continue
+        interval = group.get("interval")
+        rules = group.get("rules")
+        records = frozenset(rule.get("name") for rule in rules
+                            if isinstance(rule, dict) and isinstance(rule.get("name"), str)
+                            ) if isinstance(rules, list) else frozenset()
+        # No Prometheus evaluates rules less often than daily; a 310-digit interval
+        # would overflow every figure made with it.
+        if (isinstance(interval, (int, float)) and not isinstance(interval, bool)
+                and 0 < interval <= MAX_RULE_INTERVAL_SECONDS):
+            found.append(RuleGroup(unicode(str(group.get("name"))), float(interval),
+                                   records))
+    return found
 
 
 def _samples(result: object, url: str) -> Iterator[Sample]:
@@ -133,7 +145,8 @@ def _samples(result: object, url: str) -> Iterator[Sample]:
         try:
             labels, (_, text) = series["metric"], series["value"]
             value = float(text)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # Overflow: a 310-digit int
             raise LedgerError(f"{url}: a series of the answer is malformed") from None
         if isinstance(labels, dict) and math.isfinite(value):
-            yield Sample({str(k): str(v) for k, v in labels.items()}, value)
+            # Labels reach text, CSV and JSON: a lone surrogate (a \\udce9 escape) as text.
+            yield Sample({unicode(str(k)): unicode(str(v)) for k, v in labels.items()}, value)

@@ -15,6 +15,10 @@ BY = ("user", "host", "model")
 _LABEL = {"user": "user", "host": "instance", "model": "model"}
 LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
+# No measure the ledger asks for comes near this: GPU-seconds of a thousand GPUs over ten
+# years are 3e11, their energy 1e15 J, a GPU's memory 1e12 bytes. A larger figure, or a
+# negative one, is not from the ledger's rules, and sums of it would overflow.
+MAX_FIGURE = 1e16
 
 
 @dataclass
@@ -80,8 +84,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
           prices: Prices | None = None, advise: bool = False) -> Ledger:
     group = ledger_group(prometheus.rule_groups(), prometheus.url)
     span = window(until - since)
-    samples = [s for part in prometheus.queries(queries.usage(_LABEL[by], span), until)
-               for s in part]
+    samples = plausible([s for part in prometheus.queries(queries.usage(_LABEL[by], span), until)
+                         for s in part], prometheus.url)
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
@@ -94,9 +98,20 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         for model in sorted(total.unpriced_models):
             ledger.notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
     if advise:
-        ledger.advice = _advice(prometheus.query(queries.advice(span), until),
+        ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
+                                          prometheus.url),
                                 group.interval_seconds, ledger.notes)
     return ledger
+
+
+def plausible(samples: list[Sample], url: str) -> list[Sample]:
+    """The samples, or a LedgerError naming the first figure no ledger rule can make."""
+    for sample in samples:
+        if not 0 <= sample.value <= MAX_FIGURE:
+            what = sample.labels.get("measure") or sample.labels.get("__name__") or "a series"
+            raise LedgerError(f"{url}: {what} of {sample.value:g} cannot be a ledger figure "
+                              "(negative or absurd)")
+    return samples
 
 
 def _gpu_key(labels: dict[str, str]) -> tuple[str, ...]:

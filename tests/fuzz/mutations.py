@@ -33,10 +33,14 @@ def fuzz_settings(examples: int) -> settings:
 
 # Numbers at the edges of every C type and JSON parser, beside ordinary ones.
 EDGE_INTEGERS = st.sampled_from([0, 1, -1, 100, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32 - 1,
-                                 2**32, 2**63 - 1, 2**63, 2**64, 10**30, -(2**63) - 1])
+                                 2**32, 2**63 - 1, 2**63, 2**64, 10**30, -(2**63) - 1,
+                                 # past a float: float() and math.isfinite() raise on them
+                                 10**310, -(10**310)])
 NUMBERS = st.one_of(st.integers(), EDGE_INTEGERS, st.floats(allow_nan=True, allow_infinity=True))
 SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.text(max_size=24),
-                    st.sampled_from(["", "0-99999999", "N/A", "0x20B010DE", "P0", "550.54.15", "٣"]))
+                    st.sampled_from(["", "0-99999999", "N/A", "0x20B010DE", "P0", "550.54.15", "٣",
+                                    # a JSON escape that is no character, and a title escape
+                                    "caf\udce9", "\x1b]0;x\x07"]))
 JSON_VALUES = st.recursive(
     SCALARS,
     lambda children: st.one_of(st.lists(children, max_size=4),

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid
 from hypothesis import given
 
+from hwinfo.escape import to_json
 from hwinfo.ledger.fleet import _fill, _hosts
-from hwinfo.ledger.prometheus import LedgerError, Sample, _samples
+from hwinfo.ledger.prometheus import LedgerError, Sample, _rule_groups, _samples
 
 REAL = [  # the shape of Prometheus's instant vectors, as the fleet query gets them
     {"metric": {"__name__": "hwinfo_gpu_processes", "job": "hwinfo", "instance": "a:9110",
@@ -25,7 +24,7 @@ def answer(result: object) -> list[Sample] | None:
     if samples is not None:
         hosts = _hosts(samples)
         _fill(hosts, samples)  # what the fleet does with any answer: no exception
-        json.dumps([s.labels for s in samples])
+        to_json([s.labels for s in samples]).encode()  # as usage and fleet write them
     return samples
 
 
@@ -39,3 +38,17 @@ def test_a_mutated_vector_is_samples_or_one_line(result: object) -> None:
 @given(JSON_VALUES)
 def test_any_value_is_samples_or_one_line(result: object) -> None:
     answer(result)
+
+
+RULES = {"groups": [{"name": "hwinfo-ledger", "file": "/etc/prometheus/hwinfo-ledger.yml",
+                     "interval": 60, "rules": [{"name": "hwinfo:ledger_held:share",
+                                                "type": "recording"}]}]}
+
+
+@fuzz_settings(200)
+@given(mutated(RULES))
+def test_mutated_rule_groups_are_groups_or_one_line(data: object) -> None:
+    groups = one_line_or_valid(lambda: _rule_groups(data, "http://p"), LedgerError)
+    for group in groups or ():
+        assert 0 < group.interval_seconds <= 86400
+        group.name.encode()

@@ -1,0 +1,135 @@
+"""`hwinfo usage` and `fleet` against a hostile Prometheus on loopback: whatever it answers
+is a table, a document or one line, never a traceback, Infinity or a terminal escape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from hwinfo.ledger.queries import HELD_RECORD
+
+AT = 1_700_000_000.0
+RULES = {"groups": [{"name": "hwinfo-ledger", "interval": 60,
+                     "rules": [{"name": HELD_RECORD, "type": "recording"}]}]}
+GPU = {"job": "hwinfo", "instance": "a:9110", "gpu": "0", "uuid": "GPU-1",
+       "model": "NVIDIA A100-SXM4-80GB"}
+
+
+def vector(*series: tuple[dict[str, str], Any]) -> dict[str, Any]:
+    return {"resultType": "vector",
+            "result": [{"metric": labels, "value": [AT, value]} for labels, value in series]}
+
+
+def held_by(user: str, value: Any = "30") -> dict[str, Any]:
+    """What a usage query gets: one GPU in the model map, `user` holding it."""
+    return vector(({"measure": "gpus", **GPU}, "1"),
+                  ({"measure": "held", "user": user, "model": GPU["model"]}, value))
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    answers: ClassVar[dict[str, Any]] = {}
+
+    def _answer(self) -> None:
+        data = self.answers.get(self.path.split("?")[0].rsplit("/", 1)[-1])
+        body = data if isinstance(data, bytes) else json.dumps(
+            {"status": "success", "data": data}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A loopback server answering /api/v1/rules and /api/v1/query as the test says."""
+    answers: dict[str, Any] = {"rules": RULES}
+    handler = type("Handler", (_Hostile,), {"answers": answers})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", answers
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1 and result.stdout == "", (result.stdout, result.stderr)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("Error: ") and "\x1b" not in line and "\x00" not in line
+    return line
+
+
+def _no_constants(name: str) -> None:
+    raise AssertionError(f"{name} in JSON output")
+
+
+@pytest.mark.parametrize(("rules", "expected"), [
+    ({"groups": [{"name": "x", "interval": 60, "rules": 5}]}, "has not loaded the ledger's"),
+    ({"groups": [{"name": "x", "interval": 10**310, "rules": RULES["groups"][0]["rules"]}]},
+     "has not loaded the ledger's"),
+    ({"groups": [{"name": "x", "interval": 1e300, "rules": RULES["groups"][0]["rules"]}]},
+     "has not loaded the ledger's"),
+])
+def test_hostile_rule_groups_are_one_line(hostile: tuple[str, dict[str, Any]],
+                                          rules: dict[str, Any], expected: str) -> None:
+    url, answers = hostile
+    answers["rules"] = rules
+    answers["query"] = held_by("alice")
+    assert expected in one_line(run("usage", "--prometheus", url))
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (10**310, "a series of the answer is malformed"),  # a number, not Prometheus's string
+    ("1e300", "held of 1e+300 cannot be a ledger figure"),
+    ("-5", "held of -5 cannot be a ledger figure"),
+], ids=["310 digits", "1e300", "negative"])
+def test_absurd_figures_are_refused(hostile: tuple[str, dict[str, Any]], value: Any,
+                                    expected: str) -> None:
+    url, answers = hostile
+    answers["query"] = held_by("alice", value)
+    for fmt in ("text", "json", "csv"):
+        assert expected in one_line(run("usage", "--prometheus", url, "--format", fmt))
+
+
+def test_a_310_digit_sample_for_fleet_is_one_line(hostile: tuple[str, dict[str, Any]]) -> None:
+    url, answers = hostile
+    answers["query"] = vector(({"measure": "seen", "job": "hwinfo", "instance": "a"}, 10**310))
+    assert "malformed" in one_line(run("fleet", "--prometheus", url))
+
+
+# A user name from a JSON escape that is no character, and one that would set a terminal's title.
+HOSTILE_USER = "us\udce9r\x1b]0;pwned\x07"
+
+
+def test_hostile_labels_reach_every_format_escaped(hostile: tuple[str, dict[str, Any]]) -> None:
+    url, answers = hostile
+    answers["query"] = held_by(HOSTILE_USER)
+    text = run("usage", "--prometheus", url)
+    assert text.returncode == 0, text.stderr
+    assert "us\\xe9r\\x1b]0;pwned\\x07" in text.stdout and "\x1b]" not in text.stdout
+    document = run("usage", "--prometheus", url, "--format", "json")
+    assert document.returncode == 0, document.stderr
+    rows = json.loads(document.stdout, parse_constant=_no_constants)["rows"]
+    assert [row["user"] for row in rows] == ["us\\xe9r\x1b]0;pwned\x07"]
+    csv = run("usage", "--prometheus", url, "--format", "csv")
+    assert csv.returncode == 0 and "us\\xe9r" in csv.stdout, csv.stderr
