@@ -8,7 +8,8 @@ control characters that break a line or drive a terminal (set its title, move it
 One function per kind of output, used by every renderer of that kind:
 
 - `printable`: the terminal and one-line messages: control characters and undecodable
-  bytes as escapes (`\\n`, `\\x1b`, `\\xe9`), nothing else changed;
+  bytes as escapes (`\\n`, `\\x1b`, `\\xe9`), nothing else changed; `printable_copy` applies
+  it to every string of what a text renderer is handed;
 - `unicode`: formats that are UTF-8 but have no escape of their own for a byte (the
   Prometheus exposition): undecodable bytes as the text `\\xe9`;
 - `to_json`: JSON, whose grammar escapes any code unit: lone surrogates as `\\udce9`, so
@@ -17,10 +18,14 @@ One function per kind of output, used by every renderer of that kind:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -50,6 +55,28 @@ def printable(text: str, keep_colour: bool = False) -> str:
     one-line message or drive the terminal. keep_colour spares the colour sequences of text
     we styled ourselves; text from elsewhere gets none."""
     return (_CONTROL_BUT_COLOUR if keep_colour else _CONTROL).sub(_escape, text)
+
+
+def printable_copy(value: T) -> T:
+    """A copy of a tree of dataclasses, lists and dicts with every string printable(): what
+    a text renderer is given, so that no name it shows (a GPU's, a MIG profile's, a label
+    from a server) can carry an escape sequence into the styling it adds itself."""
+    if isinstance(value, str):
+        return printable(value)  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [printable_copy(item) for item in value]  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {printable_copy(k): printable_copy(v)  # type: ignore[return-value]
+                for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return type(value)(printable_copy(item) for item in value)  # type: ignore[return-value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        copied = copy.copy(value)
+        for f in dataclasses.fields(value):
+            # object.__setattr__: frozen dataclasses too.
+            object.__setattr__(copied, f.name, printable_copy(getattr(value, f.name)))
+        return copied
+    return value
 
 
 def unicode(text: str) -> str:

@@ -47,14 +47,17 @@ def parse_url(url: str, flag: str, service: str, suffix: str = "") -> Target:
 
     `suffix` is appended to the URL's path unless the path ends with it already.
     """
-    expected = f"{flag} {url!r}: expected http://HOST:PORT or https://HOST:PORT"
+    expected = (f"{flag} {_without_password(url)!r}: "
+                "expected http://HOST:PORT or https://HOST:PORT")
     if any(c.isspace() or not c.isprintable() for c in url):
         raise FetchError(f"{expected} (it holds spaces or control characters)")
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port
     except ValueError as exc:  # "Port out of range 0-65535", a bad [IPv6] literal
-        raise FetchError(f"{expected} ({exc})") from None
+        # urllib quotes what it took for the port: with user:password@, maybe the password.
+        reason = "its address or port cannot be read" if "@" in url else str(exc)
+        raise FetchError(f"{expected} ({reason})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise FetchError(expected)
     if port == 0:
@@ -72,6 +75,18 @@ def parse_url(url: str, flag: str, service: str, suffix: str = "") -> Target:
         authorization = "Basic " + base64.b64encode(token.encode()).decode()
     shown = urllib.parse.urlunsplit((parts.scheme, f"{netloc}:{port}", path, "", ""))
     return Target(shown, https, parts.hostname, port, path, authorization, service)
+
+
+def _without_password(url: str) -> str:
+    """The URL as an error may show it: a password in it (user:password@) as ***, whether or
+    not the rest parses (this is for URLs that do not). A password may hold any character,
+    so all up to the last @ goes: for a URL that is wrong anyway, too much hidden beats a
+    password shown."""
+    scheme, separator, rest = url.partition("://") if "://" in url else ("", "", url)
+    credentials, at, after = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{separator}{credentials.partition(':')[0]}:***@{after}"
 
 
 def tls_context(ca_file: str | None) -> ssl.SSLContext:

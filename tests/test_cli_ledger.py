@@ -110,6 +110,8 @@ def unused_port() -> int:
     (["fleet", "--need-memory", "0GiB"], "is not between 1 byte and 1 PiB"),
     (["fleet", "--model", "A100("], "is not a regular expression"),
     (["fleet", "--prometheus", ""], "needs a value"),
+    (["fleet", "--model", ""], "needs a value"),  # an empty pattern would match every model
+    (["usage", "--since", " "], "needs a value"),
 ])
 def test_bad_options_are_usage_errors(args: list[str], expected: str) -> None:
     command = [*args, "--prometheus", "http://127.0.0.1:9"] if "--prometheus" not in args else args

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Pki
 
-from hwinfo.urlfetch import FetchError, tls_context
+from hwinfo.urlfetch import FetchError, parse_url, tls_context
 
 
 def refused(ca: Path | str) -> str:
@@ -51,3 +51,14 @@ def test_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
     huge.write_bytes(b"")
     os.truncate(huge, 64 << 20)
     assert refused(huge) == f"--ca-file {huge}: larger than 1 MiB, the most accepted"
+
+
+@pytest.mark.parametrize("url", [
+    "http://prom:s3cret@127.0.0.1:99999", "ftp://prom:s3cret@127.0.0.1:9090",
+    "prom:s3cret@127.0.0.1:9090", "http://prom:s3cret@127.0.0.1:0",
+    "http://prom:s3c/ret@[::1:9090", "http://prom:s3cret@127.0.0.1:9090/\n",
+])
+def test_a_malformed_url_is_never_shown_with_its_password(url: str) -> None:
+    with pytest.raises(FetchError) as raised:
+        parse_url(url, "--prometheus", "Prometheus")
+    assert "s3c" not in str(raised.value) and "prom:***@" in str(raised.value)

@@ -23,6 +23,10 @@ class _Parsed(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
+        # Checked here, not with the other options' (options.py): what those see is parsed,
+        # and an empty pattern parses, matching every model.
+        if not value.strip():
+            self.fail("needs a value, not an empty string", param, ctx)
         try:
             return self.parse(value)
         except ValueError as exc:

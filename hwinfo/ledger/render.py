@@ -12,7 +12,7 @@ import datetime as dt
 import io
 from typing import Any
 
-from hwinfo.escape import to_json
+from hwinfo.escape import printable_copy, to_json
 from hwinfo.ledger.fleet import Fleet, Gpu
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
@@ -77,6 +77,7 @@ def _hours(seconds: float) -> str:
 
 
 def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
+    ledger, currency = printable_copy(ledger), printable_copy(currency)
     span = ledger.until - ledger.since
     section = Section(f"GPU usage by {ledger.by}, {_when(ledger.since)} to {_when(ledger.until)}",
                       style)
@@ -169,6 +170,7 @@ def _gpu_state(gpu: Gpu, host_state: str) -> str:
 
 
 def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
+    fleet = printable_copy(fleet)
     section = Section(f"Fleet at {_when(fleet.at)}", style)
     rows = []
     for host in fleet.hosts:

@@ -133,3 +133,34 @@ def test_hostile_labels_reach_every_format_escaped(hostile: tuple[str, dict[str,
     assert [row["user"] for row in rows] == ["us\\xe9r\x1b]0;pwned\x07"]
     csv = run("usage", "--prometheus", url, "--format", "csv")
     assert csv.returncode == 0 and "us\\xe9r" in csv.stdout, csv.stderr
+
+
+def test_fleet_shows_hostile_names_escaped(hostile: tuple[str, dict[str, Any]]) -> None:
+    url, answers = hostile
+    host = {"job": "hwinfo", "instance": "a\udce9:9110"}
+    gpu = {**host, "gpu": "0", "uuid": "GPU-1"}
+    answers["query"] = vector(
+        ({"measure": "seen", **host}, "1"), ({"measure": "up", **host}, "1"),
+        ({"__name__": "hwinfo_gpu_info", **gpu, "name": "A100\x1b[31m"}, "1"),
+        ({"__name__": "hwinfo_gpu_memory_total_bytes", **gpu}, "85899345920"),
+        ({"__name__": "hwinfo_mig_profile_free_instances", **gpu, "profile": "1g\x1b[5m"}, "7"),
+        ({"__name__": "hwinfo_mig_profile_memory_bytes", **gpu, "profile": "1g\x1b[5m"},
+         "10737418240"))
+    text = run("fleet", "--prometheus", url)
+    assert text.returncode == 0, text.stderr
+    assert "A100\\x1b[31m" in text.stdout and "a\\xe9:9110" in text.stdout
+    assert "\x1b" not in text.stdout
+    document = run("fleet", "--prometheus", url, "--format", "json")
+    assert document.returncode == 0, document.stderr
+    (listed,) = json.loads(document.stdout)["hosts"]
+    assert listed["gpus"][0]["model"] == "A100\x1b[31m"
+
+
+@pytest.mark.parametrize("command", ["usage", "fleet"])
+def test_a_servers_error_stays_one_line(hostile: tuple[str, dict[str, Any]],
+                                         command: str) -> None:
+    url, answers = hostile
+    answers["rules"] = answers["query"] = json.dumps(
+        {"status": "error", "error": "bad\x00 query\r\nError: forged\x1b]0;pwned\x07"}).encode()
+    line = one_line(run(command, "--prometheus", url))
+    assert "bad\\x00 query" in line and "\\x1b]0;pwned\\x07" in line

@@ -7,7 +7,7 @@ Eight GPUs and their users fit 24 lines of 80 columns.
 
 from __future__ import annotations
 
-from hwinfo.escape import printable
+from hwinfo.escape import printable_copy
 from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import UserUsage
 from hwinfo.model.memory import Memory
@@ -37,7 +37,6 @@ _ML_TIERS = (
 
 
 def _clip(text: str) -> str:
-    text = printable(text)
     return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
 
 
@@ -76,6 +75,7 @@ def _memory_line(memory: Memory | None) -> str:
 
 
 def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
+    snapshot = printable_copy(snapshot)
     host = snapshot.host
     out = [
         style.heading(_clip(_SEP.join([

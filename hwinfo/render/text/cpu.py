@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hwinfo.cpulist import format_cpulist
+from hwinfo.escape import printable_copy
 from hwinfo.model.cpu import Cache, Cpu, NumaNode
 from hwinfo.render.text.layout import INDENT, LABEL_WIDTH, Section
 from hwinfo.render.text.style import Style
@@ -107,6 +108,7 @@ def _numa_table(section: Section, nodes: list[NumaNode]) -> None:
 
 
 def render_cpu(cpu: Cpu | None, style: Style) -> str:
+    cpu = printable_copy(cpu)
     section = Section("CPU", style)
     if cpu is None:
         section.line(style.dim("CPU information is not available"))

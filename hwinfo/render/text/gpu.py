@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
+from hwinfo.escape import printable_copy
 from hwinfo.health.findings import Severity
 from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
@@ -344,7 +345,9 @@ def gpu_blocks(
 ) -> list[str]:
     """The GPU section's blocks: the summary (first, when there are GPUs), a block per GPU,
     the users. `note`: a line on the data's freshness (stale, or not read and why), shown
-    first; `host_memory`: the system memory that GPUs sharing it draw on."""
+    first; `host_memory`: the system memory that GPUs sharing it draw on. Every name shown
+    is escaped before it is styled (escape.printable_copy)."""
+    system, host_memory = printable_copy(system), printable_copy(host_memory)
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
             return []  # GPU collection switched off

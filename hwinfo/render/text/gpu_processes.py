@@ -5,20 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hwinfo.escape import printable
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.units import NA, duration, or_na, percent, size, size_short
 
 
 def process_owner(proc: GpuProcess) -> tuple[str, str]:
-    """(user, command) cells; a PID outside our namespace says so instead of guessing.
-
-    Any local user names their own processes: control characters in them are escaped.
-    """
+    """(user, command) cells; a PID outside our namespace says so instead of guessing."""
     if not proc.visible:
         return "?", "(not in this PID namespace, or exited)"
-    return printable(proc.user or "?"), printable(proc.command or proc.name or "?")
+    return proc.user or "?", proc.command or proc.name or "?"
 
 
 def _percent_cell(ratio: float | None) -> str | None:
@@ -89,7 +85,7 @@ def user_totals(users: list[UserUsage]) -> list[UserTotal]:
 def render_users(users: list[UserUsage], section: Section) -> None:
     """A row per user with their totals across GPUs, most memory first."""
     rows = [
-        [printable(t.user or "(unknown)"), ",".join(map(str, t.gpu_indices)),
+        [t.user or "(unknown)", ",".join(map(str, t.gpu_indices)),
          or_na(t.used_memory_bytes, size).replace(NA, "n/a"), str(t.processes)]
         for t in user_totals(users)
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from hwinfo.escape import printable
+from hwinfo.escape import printable, printable_copy
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.layout import WIDTH
 from hwinfo.render.text.style import Style
@@ -16,7 +16,7 @@ _FRESH_SECONDS = 2.0
 
 def render_host(snapshot: Snapshot, style: Style, age_seconds: float = 0.0) -> str:
     """`age_seconds`: how old the snapshot is (a daemon's, fetched with --from)."""
-    host = snapshot.host
+    host = printable_copy(snapshot.host)
     platform = ", ".join(
         part
         for part in (
@@ -26,8 +26,8 @@ def render_host(snapshot: Snapshot, style: Style, age_seconds: float = 0.0) -> s
         if part
     )
     taken = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(snapshot.timestamp_seconds))
-    hostname = printable(host.hostname)
-    system = printable(f"{host.os_name or NA} · kernel {host.kernel_release or NA}")
+    hostname = host.hostname
+    system = f"{host.os_name or NA} · kernel {host.kernel_release or NA}"
     # A long host name (a FQDN) puts the system on a line of its own.
     fits = len(hostname) + 2 + len(system) <= WIDTH
     if age_seconds >= _FRESH_SECONDS:
@@ -36,6 +36,6 @@ def render_host(snapshot: Snapshot, style: Style, age_seconds: float = 0.0) -> s
         style.heading(hostname) + (f"  {system}" if fits else ""),
         *([] if fits else [f"  {system}"]),
         f"  up {or_na(host.uptime_seconds, duration)}" + (f" · {platform}" if platform else ""),
-        style.dim(f"  taken {taken} · hwinfo {snapshot.hwinfo_version}"),
+        style.dim(f"  taken {taken} · hwinfo {printable(snapshot.hwinfo_version)}"),
     ]
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hwinfo.escape import printable_copy
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
@@ -16,6 +17,7 @@ def share(part: int | None, whole: int | None) -> str:
 
 
 def render_memory(memory: Memory | None, style: Style) -> str:
+    memory = printable_copy(memory)
     section = Section("Memory", style)
     if memory is None:
         section.line(style.dim("memory information is not available"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hwinfo.escape import printable
 from hwinfo.model.snapshot import FAILED, STALE, Snapshot, SourceState
 from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import gpu_blocks
@@ -17,9 +18,9 @@ def source_note(state: SourceState | None, snapshot_age: float) -> str | None:
         return None
     if state.state == STALE:
         age = (state.age_seconds or 0.0) + snapshot_age
-        return f"stale: read {duration(age)} ago, kept because {state.error}"
+        return f"stale: read {duration(age)} ago, kept because {printable(state.error or '')}"
     if state.state == FAILED:
-        return f"not available: {state.error}"
+        return f"not available: {printable(state.error or '')}"
     return None
 
 
@@ -43,7 +44,8 @@ def render_text(
     ]
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
-            blocks.append(style.warn(f"{error.source}: collection failed: {error.message}"))
+            blocks.append(style.warn(printable(f"{error.source}: collection failed: "
+                                               f"{error.message}")))
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 

@@ -128,3 +128,22 @@ def test_a_reason_sits_on_the_fact_it_belongs_to() -> None:
     memory, bar1 = " ".join(field).split(" · ", 1)
     assert memory == "not available (Insufficient Permissions)"
     assert bar1 == "BAR1 1.00 MiB / 256 GiB"
+
+
+def test_colour_sequences_in_names_are_shown_not_obeyed(tmp_path) -> None:
+    """A GPU or MIG profile name holding SGR sequences (our own colours' form) is escaped
+    even when the report is in colour."""
+    import json
+
+    scenario = tmp_path / "sgr.json"
+    scenario.write_text(json.dumps({"format": 1, "gpus": [
+        {"board": "T4", "name": "Tesla T4\x1b[8m\x1b[31m"}]}))
+    text = render_gpus(_system(str(scenario)), Style(color=True))
+    assert "Tesla T4\\x1b[8m\\x1b[31m" in text and "\x1b[8m" not in text
+    mig = _system("dgx-a100-mig")
+    next(g for g in mig.gpus if g.mig and g.mig.devices).mig.devices[0].profile = "1g.10gb\x1b[5m"
+    free = next(c for g in mig.gpus if g.mig for c in g.mig.capacity if c.instances_free)
+    free.profile = "7g.80gb\x1b[5m"
+    assert "\x1b[5m" not in render_gpus(mig, Style(color=True))
+    text = render_gpus(mig, Style(color=False))
+    assert "1g.10gb\\x1b[5m" in text and "7g.80gb\\x1b[5m" in text
