@@ -149,6 +149,16 @@ def test_signal_ends_watch_during_a_hung_refresh_without_half_a_document(tmp_pat
     assert 1 <= len(documents) <= 2 / 0.2 + 1
 
 
+def test_sigterm_ends_watch_with_143_and_ctrl_c_with_0(tmp_path: Path) -> None:
+    """As the README says: Ctrl-C is how --watch ends (0); SIGTERM, from a service manager
+    or kill, is reported as a shell reports it (143)."""
+    for signum, exit_code in ((signal.SIGTERM, 143), (signal.SIGINT, 0)):
+        result, took = interrupt(["report", "--watch", "0.2", "--format", "json",
+                                  "--simulate", "cloud-t4", *fixture_root()], signum, after=1.0)
+        assert took < ENDS_WITHIN
+        assert result.returncode == exit_code and "Traceback" not in result.stderr
+
+
 @pytest.fixture
 def silent_server() -> Iterator[str]:
     """A TCP port that accepts connections and never answers: a hung daemon."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import sys
 import textwrap
 import time
@@ -179,10 +180,10 @@ def report(
         while watch:
             time.sleep(watch)  # a stop signal raises out of the pause at once
             show()
-    except Interrupted:
-        if not watch:
-            raise
-        return  # Ctrl-C is how --watch ends
+    except Interrupted as exc:
+        if not watch or exc.signum != signal.SIGINT:
+            raise  # SIGTERM (a service manager, kill) ends --watch with 143 too
+        return  # Ctrl-C is how --watch ends: 0
     finally:
         collector.close()
     if not complete:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -83,9 +84,12 @@ def serve(
     collector = _collector(root, simulate, disabled, between_samples=True, nvml_timeout=nvml_timeout)
     options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
     try:
-        Daemon(collector, options).run((address, DEFAULT_PORT if port is None else port), web_config)
+        stopped_by = Daemon(collector, options).run(
+            (address, DEFAULT_PORT if port is None else port), web_config)
     except ServerError as exc:
         raise click.ClickException(str(exc)) from None
+    if stopped_by is not None:  # as a shell reports a command a signal ended: 143, 130
+        sys.exit(128 + stopped_by)
 
 
 @click.command(cls=Command)

@@ -102,18 +102,22 @@ class Daemon:
         body, compressed = latest.json()
         return Response(body=body, gzip_body=compressed, content_type="application/json")
 
-    def run(self, address: tuple[str, int], web_config: WebConfig | None) -> None:
-        """Serve until SIGTERM or SIGINT; ServerError if the address cannot be used."""
-        self.serve(Server(address, self.routes(), web_config))
+    def run(self, address: tuple[str, int], web_config: WebConfig | None) -> int | None:
+        """Serve until SIGTERM or SIGINT, and say which; ServerError if the address cannot
+        be used."""
+        return self.serve(Server(address, self.routes(), web_config))
 
-    def serve(self, server: Server) -> None:
-        """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only).
+    def serve(self, server: Server) -> int | None:
+        """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only);
+        the signal that stopped it.
 
         SIGHUP loads the web config again, by the same path as a change to its file.
         """
+        stopped_by: list[int] = []
 
         def stop(signum: int, _: FrameType | None) -> None:
             log.info("stopping on signal %d", signum)
+            stopped_by.append(signum)
             server.shutdown()
 
         signal.signal(signal.SIGTERM, stop)
@@ -128,6 +132,7 @@ class Daemon:
             server.serve_forever()
         finally:
             self._wind_down(_WIND_DOWN_SECONDS)
+        return stopped_by[0] if stopped_by else None
 
     def _wind_down(self, seconds: float) -> None:
         """Stop the sampler, then close the collectors, waiting for that at most `seconds`.

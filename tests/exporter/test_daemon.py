@@ -473,6 +473,6 @@ def test_stop_signals_end_the_daemon_at_once_whatever_clients_and_nvml_do(
                 thread.join(30)
             for sock in readers:
                 sock.close()
-    assert url.proc.returncode == 0
+    assert url.proc.returncode == 128 + signum  # as the README says: 143, 130
     assert took < 2.5, f"took {took:.2f} s to stop"  # within 1 s; margin for a loaded machine
     assert not any("Traceback" in line for line in url.log)
