@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -210,20 +211,28 @@ def test_placeholders_die_with_a_killed_run() -> None:
             parent.kill()
 
 
-def test_sigterm_ends_the_child_then_cleans_up(tmp_path: Path) -> None:
-    """A SIGTERM to `hwinfo sim run` alone reaches the child, and the run then removes its
-    placeholders and their scenario copy, as after a normal end."""
+@pytest.mark.parametrize(("signum", "exit_code"), [
+    (signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 128 + signal.SIGINT),
+    (signal.SIGHUP, 128 + signal.SIGTERM),  # sent on as SIGTERM: to a daemon SIGHUP is reload
+])
+def test_a_stop_signal_ends_the_child_then_cleans_up(tmp_path: Path, signum: int,
+                                                     exit_code: int) -> None:
+    """A stop signal sent to `hwinfo sim run` alone (kill, not Ctrl-C at a terminal) reaches
+    the child, and the run then removes its placeholders and their scenario copy, as after
+    a normal end."""
     parent = subprocess.Popen([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
                                "sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               env={**os.environ, "TMPDIR": str(tmp_path)}, text=True)
     try:
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any(
-                c.name() == "sleep" for c in psutil.Process(parent.pid).children()):
+        children: list[psutil.Process] = []
+        while time.monotonic() < deadline and not children:
+            children = [c for c in psutil.Process(parent.pid).children() if c.name() == "sleep"]
             time.sleep(0.05)
-        assert list(tmp_path.glob("hwinfo-live-*")), "no placeholder run started"
-        parent.terminate()
-        assert parent.wait(timeout=10) == 128 + 15  # the child's end, as a shell says it
+        assert children and list(tmp_path.glob("hwinfo-live-*")), "no placeholder run started"
+        parent.send_signal(signum)
+        assert parent.wait(timeout=10) == exit_code  # the child's end, as a shell says it
+        assert not children[0].is_running()
         assert list(tmp_path.glob("hwinfo-live-*")) == []
         assert "Traceback" not in (parent.stderr.read() if parent.stderr else "")
     finally:
