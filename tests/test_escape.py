@@ -138,6 +138,17 @@ def test_a_real_process_named_in_latin1_reaches_every_output(
     user = pwd.getpwuid(os.getuid()).pw_name
     _check_outputs(env, name, user)
     _check_serving(env, name)
+    # A recording of the machine keeps the bytes, and replays them.
+    recorded = subprocess.run([*HWINFO, "sim", "record", "--full-command"], capture_output=True,
+                              env=env, timeout=60, check=False)
+    assert recorded.returncode == 0, recorded.stderr
+    scenario = tmp_path / "recorded.json"
+    scenario.write_bytes(recorded.stdout)
+    replayed = subprocess.run([*HWINFO, "report", "--format", "json", "--full-command",
+                               "--simulate", str(scenario)], capture_output=True, timeout=60,
+                              check=False)
+    (proc,) = json.loads(replayed.stdout)["gpu"]["gpus"][0]["processes"]
+    assert proc["command"] == os.fsdecode(EUC_KR + b"-train 600")
 
 
 def test_a_scenarios_foreign_names_reach_every_output(tmp_path: Path) -> None:

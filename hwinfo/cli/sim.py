@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,10 +70,11 @@ def import_(dump: str, output: str, section: str | None) -> None:
 
 def _write_scenario(scenario: dict[str, Any], output: str) -> None:
     """The scenario as JSON to -o: standard output for '-', else a file replaced atomically."""
+    from hwinfo.escape import to_json
     from hwinfo.outputs import OutputError, write_output
 
     try:
-        to_file = write_output(output, (json.dumps(scenario, indent=2) + "\n").encode(),
+        to_file = write_output(output, (to_json(scenario) + "\n").encode(),
                                f"-o {output}")
     except OutputError as exc:
         raise click.ClickException(str(exc)) from None
