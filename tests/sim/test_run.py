@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -238,3 +239,51 @@ def test_a_stop_signal_ends_the_child_then_cleans_up(tmp_path: Path, signum: int
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+_COUNT_SIGINTS = """
+import signal, time
+got = []
+signal.signal(signal.SIGINT, lambda *_: got.append(1))
+print("ready", flush=True)
+while not got:
+    signal.pause()
+time.sleep(1.0)  # a second SIGINT, sent on by the run, would come within this
+print("SIGINTs", len(got), flush=True)
+"""
+
+
+def test_ctrl_c_at_a_terminal_reaches_the_child_once() -> None:
+    """The terminal sends Ctrl-C's SIGINT to the run and its child alike: the run must not
+    send the child a second one (a second Ctrl-C can mean "stop cleaning up" to it)."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+
+    def own_terminal() -> None:  # a session whose controlling terminal is the pty
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    run = subprocess.Popen([*HWINFO, "sim", "run", "cloud-t4", "--", sys.executable, "-c",
+                            _COUNT_SIGINTS], stdin=slave, stdout=slave, stderr=slave,
+                           preexec_fn=own_terminal)  # noqa: PLW1509 - no threads here
+    os.close(slave)
+
+    def read_until(marker: bytes, output: bytes) -> bytes:
+        deadline = time.monotonic() + 30
+        while marker not in output and select.select([master], [], [],
+                                                     max(0, deadline - time.monotonic()))[0]:
+            output += os.read(master, 4096)
+        return output
+
+    try:
+        assert b"ready" in read_until(b"ready", b"")
+        os.write(master, b"\x03")  # Ctrl-C
+        output = read_until(b"SIGINTs", b"")
+        assert run.wait(timeout=30) == 0
+        assert b"SIGINTs 1" in output, output
+    finally:
+        if run.poll() is None:
+            run.kill()
+        os.close(master)
