@@ -86,8 +86,7 @@ def _check_outputs(env: dict[str, str] | None, name: str, user: str, *args: str)
 
     def run(*command: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run([*HWINFO, *command, *args], capture_output=True, env=env,
-                              check=False,
-                              timeout=60)
+                              check=False, timeout=60)
 
     text = run("report")
     assert text.returncode == 0, text.stderr
