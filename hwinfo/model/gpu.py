@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hwinfo.model.attribution import Attribution
+
 
 @dataclass
 class GpuProcess:
@@ -32,6 +34,8 @@ class GpuProcess:
     run_seconds: float | None = None
     cpu_utilization_ratio: float | None = None  # CPU time over run time, as ps's %CPU
     resident_memory_bytes: int | None = None
+    # The Slurm job, container, pod or unit its cgroup names; None: the cgroup was not read.
+    attribution: Attribution | None = None
 
 
 @dataclass
