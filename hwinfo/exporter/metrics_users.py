@@ -35,7 +35,7 @@ def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
             held: dict[str, float] = {}
             for proc in device.processes or ():
                 if proc.used_memory_bytes is not None:
-                    user = proc.user or UNKNOWN_USER
+                    user = proc.charged_user or UNKNOWN_USER
                     held[user] = held.get(user, 0.0) + proc.used_memory_bytes
             ids = tuple("" if v is None else str(v)
                         for v in (device.gpu_instance_id, device.compute_instance_id))

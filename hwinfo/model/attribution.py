@@ -36,3 +36,22 @@ class Attribution:
         if self.kind in ("service", "session"):
             return self.unit or self.kind
         return "-"
+
+    @property
+    def known(self) -> bool:
+        """A job, pod or container: a unit of its own that time can be charged to."""
+        return self.kind in ("slurm", "pod", "container")
+
+
+def charged_user(user: str | None, attribution: Attribution | None) -> str | None:
+    """Whom a process's GPU time is charged to: its Unix user, except root inside a known
+    container or pod (Docker's and CRI runtimes' processes run as root), which is charged to
+    the container ("docker:5dace3de0735", "pod:<uid>"). A ':' is in no Unix user name, so
+    the two never meet."""
+    if user != "root" or attribution is None:
+        return user
+    if attribution.kind == "container":
+        return f"{attribution.container_runtime or 'container'}:{(attribution.container_id or '?')[:12]}"
+    if attribution.kind == "pod":
+        return f"pod:{attribution.pod_uid}"
+    return user

@@ -217,14 +217,17 @@ def _unknown_owner(pid: int) -> ProcessOwner | None:
 
 
 def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
-    """GPU memory and process count per user per GPU, biggest users first within a GPU."""
+    """GPU memory, process count and jobs per charged user per GPU, biggest first within a GPU."""
     rows: list[UserUsage] = []
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
         for proc in gpu.all_processes():
-            usage = per_user.setdefault(proc.user, UserUsage(gpu.index, proc.user, None, 0))
+            user = proc.charged_user
+            usage = per_user.setdefault(user, UserUsage(gpu.index, user, None, 0))
             usage.processes += 1
             if proc.used_memory_bytes is not None:
                 usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
+            if proc.attribution is not None and proc.attribution.known:
+                usage.attributions = sorted({*usage.attributions, proc.attribution.label})
         rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows
