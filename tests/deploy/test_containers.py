@@ -1,8 +1,8 @@
-"""Real containers as a scenario's GPU processes: runc (the OCI runtime under Docker and
-containerd) runs `sleep` as root in the cgroup Docker's cgroupfs driver asks for
-(`/docker/<id>`) and in the one the kubelet's cgroupfs driver asks for
-(`/kubepods/besteffort/pod<uid>/<id>`). The report must name each, and charge the container,
-never root, in the per-user rollup and the metrics."""
+"""Real containers as a scenario's GPU processes: a real Docker daemon (Debian's docker.io,
+on its own socket, no network) runs `sleep` as root from an image imported here, and runc
+(the OCI runtime under Docker and containerd) runs it in the cgroup the kubelet's cgroupfs
+driver asks for (`/kubepods/besteffort/pod<uid>/<id>`). The report must name each, and charge
+the container, never root, in the per-user rollup and the metrics."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,6 @@ def _rootfs(bundle: Path) -> None:
 
 
 def _container(runc: str, state: Path, bundle: Path, name: str, cgroup: str) -> int:
-    bundle.mkdir(parents=True)
-    _rootfs(bundle)
     subprocess.run([runc, "spec"], cwd=bundle, check=True)
     spec = json.loads((bundle / "config.json").read_text())
     spec["root"] = {"path": "rootfs", "readonly": True}
@@ -62,25 +61,66 @@ def _container(runc: str, state: Path, bundle: Path, name: str, cgroup: str) -> 
     return wait_for(f"container {name}", pid)
 
 
+@contextmanager
+def _dockerd(workdir: Path) -> Iterator[list[str]]:
+    """A Docker daemon of its own (socket, data, no bridge or iptables); yields the client's
+    command line."""
+    dockerd, docker = require_tool("dockerd"), require_tool("docker")
+    workdir.mkdir(parents=True)
+    sock = workdir / "docker.sock"
+    with (workdir / "dockerd.log").open("wb") as log:
+        daemon = subprocess.Popen(
+            [dockerd, f"--data-root={workdir / 'data'}", f"--exec-root={workdir / 'exec'}",
+             f"--pidfile={workdir / 'dockerd.pid'}", f"--host=unix://{sock}",
+             "--iptables=false", "--bridge=none"], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    client = [docker, f"--host=unix://{sock}"]
+    try:
+        wait_for("dockerd", lambda: subprocess.run([*client, "version"], capture_output=True,
+                                                  timeout=10, check=False).returncode == 0,
+                 timeout=60)
+        yield client
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+
+
+def _docker_container(client: list[str], rootfs: Path) -> tuple[str, int]:
+    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True)
+    subprocess.run([*client, "import", "-", "hwinfo-sleep:test"], input=tar.stdout,
+                   capture_output=True, check=True, timeout=60)
+    cid = subprocess.run([*client, "run", "--detach", "--network=none", "hwinfo-sleep:test",
+                          shutil.which("sleep") or "sleep", "600"], capture_output=True, text=True, check=True,
+                         timeout=60).stdout.strip()
+    pid = subprocess.run([*client, "inspect", "--format", "{{.State.Pid}}", cid],
+                         capture_output=True, text=True, check=True, timeout=30).stdout
+    return cid, int(pid)
+
+
 @pytest.fixture(scope="module")
 def containers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     runc = require_tool("runc")
-    require(os.geteuid() == 0, "runc runs containers as root here")
-    workdir = tmp_path_factory.mktemp("runc")
-    state = workdir / "state"
-    docker_id, pod_container = secrets.token_hex(32), secrets.token_hex(32)
-    pod_uid = str(uuid.uuid4())
-    names = [f"hwinfo-docker-{os.getpid()}", f"hwinfo-pod-{os.getpid()}"]
-    try:
-        pids = [_container(runc, state, workdir / names[0], names[0], f"/docker/{docker_id}"),
-                _container(runc, state, workdir / names[1], names[1],
-                           f"/kubepods/besteffort/pod{pod_uid}/{pod_container}")]
-        yield {"pids": pids, "docker_id": docker_id, "pod_uid": pod_uid,
+    require(os.geteuid() == 0, "the container runtimes run as root here")
+    workdir = tmp_path_factory.mktemp("containers")
+    state, bundle = workdir / "state", workdir / "bundle"
+    bundle.mkdir()
+    _rootfs(bundle)
+    pod_container, pod_uid = secrets.token_hex(32), str(uuid.uuid4())
+    name = f"hwinfo-pod-{os.getpid()}"
+    with ExitStack() as running:
+        client = running.enter_context(_dockerd(workdir / "docker"))
+        docker_id, docker_pid = _docker_container(client, bundle / "rootfs")
+        running.callback(subprocess.run, [*client, "rm", "--force", docker_id],
+                         capture_output=True, timeout=60, check=False)
+        running.callback(subprocess.run, [runc, "--root", str(state), "delete", "--force", name],
+                         capture_output=True, timeout=30, check=False)
+        pod_pid = _container(runc, state, bundle, name,
+                             f"/kubepods/besteffort/pod{pod_uid}/{pod_container}")
+        yield {"pids": [docker_pid, pod_pid], "docker_id": docker_id, "pod_uid": pod_uid,
                "pod_container": pod_container, "workdir": workdir}
-    finally:
-        for name in names:
-            subprocess.run([runc, "--root", str(state), "delete", "--force", name],
-                           capture_output=True, timeout=30, check=False)
 
 
 def _scenario(workdir: Path, pids: list[int]) -> Path:
