@@ -76,3 +76,28 @@ def test_without_root_the_scenario_alone_speaks(tmp_path: Path) -> None:
                            "json"], capture_output=True, text=True, timeout=60, check=False)
     procs = [p for g in json.loads(done.stdout)["gpu"]["gpus"] for p in g["processes"] or ()]
     assert all(p["attribution"] is None for p in procs)
+
+
+def test_metrics_attribute_mig_devices_and_charge_containers(tmp_path: Path) -> None:
+    """dgx-a100-mig's GPU 0, MIG device of GPU instance 7: root's process 412300 in a Docker
+    container, carol's 412307 in Slurm job 3385."""
+    root = write_tree(MACHINES["x86-2s-smt"], tmp_path)
+    (root / "etc").mkdir(exist_ok=True)
+    (root / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\ncarol:x:1000:1000::/h:/bin/sh\n")
+    _process(root, 412300, 0, "python serve.py", _CASE["docker-cgroupfs-v1"].text.encode())
+    _process(root, 412307, 1000, "python train.py", _CASE["slurm-v2"].text.encode())
+    done = subprocess.run([*HWINFO, "export", "--simulate", "dgx-a100-mig", "--root", str(root),
+                           "--textfile", "-"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    lines = done.stdout.splitlines()
+    attributed = [line for line in lines if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{")]
+    assert len(attributed) == 2
+    assert all('gpu="0"' in line and 'gpu_instance_id="7",compute_instance_id="0"' in line
+               for line in attributed)
+    assert any('slurm_job="3385"' in line and 'user="carol"' in line for line in attributed)
+    assert any('container_id="5dace3de0735' in line and 'user="docker:5dace3de0735"' in line
+               for line in attributed)
+    mig_users = [line for line in lines if line.startswith("hwinfo_mig_device_user_memory_used_bytes{")
+                 and 'gpu="0"' in line and 'gpu_instance_id="7"' in line]
+    assert any('user="docker:5dace3de0735"' in line for line in mig_users)
+    assert not any('user="root"' in line for line in mig_users)
