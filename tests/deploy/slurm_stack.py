@@ -108,9 +108,11 @@ def slurm(workdir: Path) -> Iterator[Slurm]:
         "SelectType=select/cons_tres",
         "MpiDefault=none",
         "ReturnToService=2",
+        "SlurmdParameters=config_overrides",  # two CPUs, whatever the host has
+        "DefMemPerCPU=10",  # else a job takes all the node's memory and the next one waits
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
-        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs=1 RealMemory=100 Gres=gpu:1 State=UNKNOWN",
+        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs=2 RealMemory=100 Gres=gpu:1 State=UNKNOWN",
         f"PartitionName=gpu Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
         "",
     ]))

@@ -35,12 +35,14 @@ class Lab:
     slurm: Slurm
     job: str
     pid: int
+    array_job: str  # an array of one task, 7: its process is on the second GPU
+    array_pid: int
     scenario: Path
     daemons: list[Daemon]
     prometheus: Stack
 
 
-def _scenario(pid: int) -> dict[str, object]:
+def _scenario(pid: int, array_pid: int) -> dict[str, object]:
     return {"format": 1, "description": "a Slurm job's process on an A100", "gpus": [
         {"board": "A100-SXM4-80GB", "utilization_gpu_percent": 80, "power_draw_w": 250,
          "processes": [
@@ -48,7 +50,8 @@ def _scenario(pid: int) -> dict[str, object]:
              {"pid": 4_000_000, "used_memory_mib": OTHER_MIB, "user": "bob",
               "command": "python other.py"}]},
         {"board": "A100-SXM4-80GB", "utilization_gpu_percent": 0, "power_draw_w": 50,
-         "processes": []}]}
+         "processes": [{"pid": array_pid, "used_memory_mib": 1024, "user": "nobody",
+                        "command": "sleep"}]}]}
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +64,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         running.callback(lambda: subprocess.run(["scancel", job], env=cluster.env, check=False,
                                                 capture_output=True, timeout=30))
         pid = cluster.job_process(job, "sleep")
+        array_job = cluster.run("sbatch", "--parsable", "--array=7", "-o", "/dev/null",
+                                "--wrap", "exec sleep 600").strip().split(";")[0]
+        running.callback(lambda: subprocess.run(["scancel", array_job], env=cluster.env,
+                                                check=False, capture_output=True, timeout=30))
+        array_pid = cluster.job_process(array_job, "sleep")
         scenario = workdir / "slurm-job.json"
-        scenario.write_text(json.dumps(_scenario(pid)))
+        scenario.write_text(json.dumps(_scenario(pid, array_pid)))
         daemons = [running.enter_context(serving("--simulate", str(scenario), "--root", "/",
                                                  "--interval", "0.5")) for _ in range(2)]
         stack = running.enter_context(prometheus_scraping(
@@ -71,7 +79,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules", lambda: stack.query(
             f'count_over_time(hwinfo:ledger_attributed_held:share{{slurm_job="{job}"}}[1m])'
             f" >= {RULE_SAMPLES}"), timeout=40)
-        yield Lab(cluster, job, pid, scenario, daemons, stack)
+        yield Lab(cluster, job, pid, array_job, array_pid, scenario, daemons, stack)
 
 
 def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -92,8 +100,11 @@ def test_report_names_the_job(lab: Lab) -> None:
         "slurm", lab.job, "batch")
     assert procs[lab.pid]["user"] == "root"  # the job's real user, not the scenario's
     assert procs[4_000_000]["attribution"] is None and procs[4_000_000]["user"] == "bob"
+    # An array task as Slurm names it (the daemon, as root, may read the environment).
+    task = procs[lab.array_pid]["attribution"]
+    assert (task["slurm_job"], task["slurm_array_task"]) == (lab.array_job, f"{lab.array_job}_7")
     text = hwinfo("report", "--simulate", str(lab.scenario), "--root", "/", "--no-color").stdout
-    assert f"slurm:{lab.job}.batch" in text
+    assert f"slurm:{lab.job}.batch" in text and f"slurm:{lab.array_job}_7.batch" in text
 
 
 def test_the_metrics_name_the_job(lab: Lab) -> None:
@@ -109,9 +120,9 @@ def test_usage_by_job_names_the_job_on_both_hosts(lab: Lab) -> None:
     done = hwinfo("usage", "--prometheus", lab.prometheus.prometheus, "--since", "1m",
                   "--by", "job", "--format", "json")
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)["rows"]
-    assert [row["job"] for row in rows] == [lab.job]
-    row = rows[0]
+    rows = {row["job"]: row for row in json.loads(done.stdout)["rows"]}
+    assert set(rows) == {lab.job, lab.array_job}
+    row = rows[lab.job]
     # 30 of the GPU's 40 GiB held: 3/4 of a GPU on each of two hosts; the GPU is 80 % busy.
     by_user = json.loads(hwinfo("usage", "--prometheus", lab.prometheus.prometheus, "--since",
                                 "1m", "--format", "json").stdout)
@@ -159,6 +170,10 @@ def test_series_end_with_the_job(lab: Lab) -> None:
 
     def gone() -> bool:
         with urllib.request.urlopen(lab.daemons[0] + "/metrics", timeout=10) as response:
-            return "hwinfo_gpu_attributed_memory_used_bytes{" not in response.read().decode()
+            series = [line for line in response.read().decode().splitlines()
+                      if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{")]
+        # The array task still runs: its series stays.
+        return (not any(f'slurm_job="{lab.job}"' in line for line in series)
+                and any(f'slurm_job="{lab.array_job}"' in line for line in series))
 
     wait_for("the job's series to end", gone)
