@@ -10,6 +10,8 @@ a path deeper than any runtime makes) reads as not available, and the process ke
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 
 from hwinfo import inputs
@@ -48,6 +50,13 @@ _QOS_SEGMENT = re.compile(r"(?:(?:kubelet-)?kubepods-)?(burstable|besteffort)(?:
                           re.ASCII)
 _SERVICE = re.compile(r"[A-Za-z0-9:_.\\@-]{1,255}\.service", re.ASCII)
 _SESSION = re.compile(r"session-[A-Za-z0-9]{1,32}\.scope", re.ASCII)
+
+# The kubelet links each container's log as <pod>_<namespace>_<container>-<id>.log here,
+# readable by any user: the one place a pod's name is, without the API server.
+_KUBELET_LOGS = "var/log/containers"
+_MAX_LOG_LINKS = 10_000
+_LOG_LINK = re.compile(rf"([a-z0-9.-]{{1,253}})_([a-z0-9-]{{1,63}})_([a-z0-9-]{{1,63}})-({_HEX64})\.log",
+                       re.ASCII)
 
 _NONE = Attribution("none")
 
@@ -164,7 +173,23 @@ def read_attribution(root: Root, pid: int) -> Attribution | None:
     found = parse(data.decode("utf-8", errors="replace"))
     if found.kind == "slurm":
         found.slurm_array_task = _array_task(root, pid, found.slurm_job)
+    if found.kind == "pod" and found.container_id:
+        _name_pod(root, found)
     return found
+
+
+def _name_pod(root: Root, found: Attribution) -> None:
+    """Pod namespace and name, container name, from the kubelet's log link of the container
+    (the first _MAX_LOG_LINKS entries; a local directory, so no sample waits on a runtime)."""
+    try:
+        with os.scandir(root.file(_KUBELET_LOGS)) as entries:
+            for entry in itertools.islice(entries, _MAX_LOG_LINKS):
+                match = _LOG_LINK.fullmatch(entry.name)
+                if match and match.group(4) == found.container_id:
+                    found.pod_name, found.pod_namespace, found.container_name = match.group(1, 2, 3)
+                    return
+    except OSError:
+        return
 
 
 def _array_task(root: Root, pid: int, job: str | None) -> str | None:

@@ -21,6 +21,10 @@ class Attribution:
     container_runtime: str | None = None  # docker, containerd, cri-o, podman; None: not named
     pod_uid: str | None = None
     pod_qos: str | None = None  # guaranteed, burstable, besteffort
+    # From the kubelet's log links (/var/log/containers), where the host has them.
+    pod_namespace: str | None = None
+    pod_name: str | None = None
+    container_name: str | None = None
     unit: str | None = None  # "cron.service", "session-3.scope"
 
     @property
@@ -30,6 +34,8 @@ class Attribution:
             job = self.slurm_array_task or self.slurm_job or "?"
             return f"slurm:{job}" + (f".{self.slurm_step}" if self.slurm_step else "")
         if self.kind == "pod":
+            if self.pod_name:
+                return f"pod:{self.pod_namespace}/{self.pod_name}"
             return f"pod:{(self.pod_uid or '?')[:8]}"
         if self.kind == "container":
             return f"{self.container_runtime or 'container'}:{(self.container_id or '?')[:12]}"

@@ -122,3 +122,23 @@ def test_live_owner_carries_the_attribution() -> None:
 
     owner = local_owner(os.getpid())
     assert owner is not None and owner.attribution is not None
+
+
+# A kubelet log link as published (https://github.com/openshift/origin/issues/13212).
+LOG_LINK = ("synthetic-logger-0.25lps-pod_default_synth-lgr-"
+            "997599971ee6366d4a5920d25b79286ad45ff37a74494f262e3bc98d909d0a7b.log")
+
+
+def test_pod_names_come_from_the_kubelet_log_links(tmp_path: Path) -> None:
+    container = "997599971ee6366d4a5920d25b79286ad45ff37a74494f262e3bc98d909d0a7b"
+    root = _tree(tmp_path, 21, f"2:cpu:/kubepods/besteffort/pod9a18ffb8-8513-11e7-b26e-7e29fbe2a5a3/"
+                               f"{container}\n".encode())
+    assert read_attribution(root, 21).pod_name is None  # no links on this host: ids only
+    links = tmp_path / "var/log/containers"
+    links.mkdir(parents=True)
+    (links / ("other_default_x-" + "0" * 64 + ".log")).symlink_to("/nonexistent")
+    (links / LOG_LINK).symlink_to("/var/log/pods/nonexistent/0.log")  # a dangling link names too
+    found = read_attribution(root, 21)
+    assert (found.pod_namespace, found.pod_name, found.container_name) == (
+        "default", "synthetic-logger-0.25lps-pod", "synth-lgr")
+    assert found.label == "pod:default/synthetic-logger-0.25lps-pod"
