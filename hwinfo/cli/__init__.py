@@ -28,6 +28,8 @@ COMMANDS = {
                "Write the metrics once, atomically, for node_exporter's textfile collector."),
     "usage": ("hwinfo.cli.ledger", "usage",
               "Who held which GPUs, busy or idle, over a range, with energy and cost (Prometheus)."),
+    "job": ("hwinfo.cli.job", "job",
+            "A Slurm job's GPU efficiency: held GPU-hours, busy share, peak memory, advice (Prometheus)."),
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
 }

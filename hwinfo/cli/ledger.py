@@ -72,8 +72,9 @@ def _durations(text: str) -> float:
               show_default=True, help="How far back from --until: 30s, 12h, 7d, 1h30m.")
 @click.option("--until", "until", default="now", show_default=True,
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
-@click.option("--by", type=click.Choice(["user", "host", "model"]), default="user",
-              show_default=True, help="One row per user, per host or per GPU model.")
+@click.option("--by", type=click.Choice(["user", "host", "model", "job", "pod", "container"]),
+              default="user", show_default=True,
+              help="One row per user, host, GPU model, Slurm job, Kubernetes pod or container.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True)
 @click.option("--prices", metavar="FILE", help="YAML of prices per GPU-hour and per kWh: adds a cost.")

@@ -156,6 +156,13 @@ def root_option(fn: F) -> F:
     )(fn)
 
 
+def root_given() -> bool:
+    """Whether --root was given, even as /: a simulated machine's processes are then looked
+    up below it (a fixture tree's, or real processes a scenario names by their PIDs)."""
+    source = click.get_current_context().get_parameter_source("root")
+    return source not in (None, ParameterSource.DEFAULT)
+
+
 def nvml_timeout_option(default: float, meaning: str) -> Callable[[F], F]:
     return click.option(
         "--nvml-timeout", type=Seconds(0.1, 3600), default=default, show_default=True,

@@ -16,6 +16,7 @@ from hwinfo.cli.options import (
     Command,
     Seconds,
     nvml_timeout_option,
+    root_given,
     root_option,
     simulate_option,
     use_color,
@@ -126,6 +127,7 @@ def report(
         collector = open_source(
             from_url, ca_file, root, simulate, gpus=not no_gpu,
             with_processes=not no_processes, with_commands=full_command, nvml_timeout=nvml_timeout,
+            processes_below_root=root_given(),
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None

@@ -13,6 +13,7 @@ from hwinfo.cli.options import (
     F,
     Seconds,
     nvml_timeout_option,
+    root_given,
     root_option,
     simulate_option,
 )
@@ -43,7 +44,8 @@ def _collector(
     gpu_groups = {"gpu", "mig", "users"}
     try:
         return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
-                              between_samples=between_samples, nvml_timeout=nvml_timeout)
+                              between_samples=between_samples, nvml_timeout=nvml_timeout,
+                              processes_below_root=root_given())
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -46,8 +46,11 @@ def open_collector(
     with_commands: bool = False,
     between_samples: bool = False,
     nvml_timeout: float = 10.0,
+    processes_below_root: bool = False,
 ) -> SnapshotCollector:
-    """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds."""
+    """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
+    `processes_below_root`: a simulated machine's GPU processes are looked up below
+    root/proc/PID/ (the scenario's owners where there is none)."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -58,9 +61,11 @@ def open_collector(
     if gpus:
         from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector
-        from hwinfo.collect.gpu.processes import local_owner
+        from hwinfo.collect.gpu.processes import local_owner, tree_owners
 
         owners = scenario_owners(simulate) if simulate else local_owner
+        if simulate and processes_below_root:
+            owners = tree_owners(collector.root, owners)
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples,

@@ -35,12 +35,36 @@ def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
             held: dict[str, float] = {}
             for proc in device.processes or ():
                 if proc.used_memory_bytes is not None:
-                    user = proc.user or UNKNOWN_USER
+                    user = proc.charged_user or UNKNOWN_USER
                     held[user] = held.get(user, 0.0) + proc.used_memory_bytes
             ids = tuple("" if v is None else str(v)
                         for v in (device.gpu_instance_id, device.compute_instance_id))
             for user, used in sorted(held.items()):
                 yield (str(gpu.index), gpu.uuid or "", *ids, user), used
+
+
+def _attributed(s: Snapshot) -> Iterator[Sample]:
+    """GPU memory per Slurm job, pod and container on each GPU or MIG device (the ids empty
+    for a whole GPU): one series per job on a device while its processes hold memory."""
+    for gpu in gpus(s):
+        if gpu.lost:
+            continue
+        devices = [(("", ""), gpu.processes or ())]
+        if gpu.mig is not None:
+            devices += [(tuple("" if v is None else str(v)
+                               for v in (d.gpu_instance_id, d.compute_instance_id)),
+                         d.processes or ()) for d in gpu.mig.devices]
+        for ids, procs in devices:
+            held: dict[tuple[str, ...], float] = {}
+            for proc in procs:
+                who = proc.attribution
+                if who is None or not who.known or proc.used_memory_bytes is None:
+                    continue
+                key = (proc.charged_user or UNKNOWN_USER, who.slurm_job or "",
+                       who.pod_uid or "", who.container_id or "")
+                held[key] = held.get(key, 0.0) + proc.used_memory_bytes
+            for key, used in sorted(held.items()):
+                yield (str(gpu.index), gpu.uuid or "", *ids, *key), used
 
 
 def _processes(s: Snapshot) -> Iterator[Sample]:
@@ -113,6 +137,16 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
         "gpu.gpus[].mig.devices[].processes[].used_memory_bytes",
         _mig_device_users,
+    ),
+    Metric(
+        "gpu_attributed_memory_used_bytes",
+        "gauge",
+        "GPU memory held by the processes of one Slurm job, pod or container on a GPU (MIG "
+        "ids empty) or MIG device; its series ends with the job.",
+        (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user", "slurm_job", "pod_uid",
+         "container_id"),
+        "gpu.gpus[].processes[].attribution",
+        _attributed,
     ),
     Metric(
         "gpu_process_memory_used_bytes",

@@ -21,6 +21,11 @@ SHARE_RECORDS = {
     "utilization": "hwinfo:ledger_utilization:share",
     "energy": "hwinfo:ledger_power:watts",
 }
+# The same shares per Slurm job, pod and container (the ledger's attribution group).
+ATTRIBUTED_HELD_RECORD = "hwinfo:ledger_attributed_held:share"
+ATTRIBUTED_RECORDS = {name: record.replace("hwinfo:ledger_", "hwinfo:ledger_attributed_")
+                      for name, record in SHARE_RECORDS.items()}
+ATTRIBUTED_MEMORY = "hwinfo_gpu_attributed_memory_used_bytes"
 # Counters of processes that started and ended between two samples (NVML accounting).
 ACCOUNTED_COUNTERS = {
     "accounted": "hwinfo_gpu_user_accounted_seconds_total",
@@ -78,14 +83,41 @@ def usage(by: str, window: str) -> list[str]:
     measures["peak_memory"] = (
         f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
     measures["gpus"] = models(window)
+    return _parts(measures)
+
+
+def _parts(measures: dict[str, str]) -> list[str]:
     names = list(measures)
     return [union({name: measures[name] for name in names[part::USAGE_PARTS]})
             for part in range(USAGE_PARTS)]
 
 
+def attributed_usage(label: str, window: str) -> list[str]:
+    """usage() per Slurm job, pod or container (`label`: slurm_job, pod_uid, container_id):
+    the attribution group's shares of the series that have one, and each one's peak memory
+    on a GPU. NVML accounting knows no jobs: no accounted measures."""
+    only = f'{{{label}!=""}}'
+    measures = {name: f"sum by ({label}, model) (sum_over_time({record}{only}[{window}]))"
+                for name, record in ATTRIBUTED_RECORDS.items()}
+    measures["peak_memory"] = (f"max by ({GPU_KEY}, {label}) "
+                               f"(max_over_time({ATTRIBUTED_MEMORY}{only}[{window}]))")
+    measures["gpus"] = models(window)
+    return _parts(measures)
+
+
+def profiles(window: str) -> dict[str, str]:
+    """The MIG profiles each model offers (where some GPU of it exports them): memory and share."""
+    return {
+        "profile_memory": by_model("max", "model, profile",
+                                   f"last_over_time(hwinfo_mig_profile_memory_bytes[{window}])", window),
+        "profile_share": by_model("max", "model, profile",
+                                  f"last_over_time(hwinfo_mig_profile_gpu_share_ratio[{window}])", window),
+    }
+
+
 def advice(window: str) -> str:
     """What --advise weighs: each user's time, activity and peak memory on whole GPUs, per
-    model, and the MIG profiles each model offers (where some GPU of it exports them)."""
+    model, and the MIG profiles each model offers."""
     whole = 'gpu_instance_id=""'
     return union({
         "whole_held": f"sum by (user, model) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
@@ -93,8 +125,5 @@ def advice(window: str) -> str:
                              f"{SHARE_RECORDS['utilization']}{{{whole}}}[{window}]))",
         "whole_peak_memory": "max by (user, model) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
                              f"[{window}]) * on({GPU_KEY}) group_left(model) {whole_gpus(window)})",
-        "profile_memory": by_model("max", "model, profile",
-                                   f"last_over_time(hwinfo_mig_profile_memory_bytes[{window}])", window),
-        "profile_share": by_model("max", "model, profile",
-                                  f"last_over_time(hwinfo_mig_profile_gpu_share_ratio[{window}])", window),
+        **profiles(window),
     })

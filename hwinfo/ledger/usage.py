@@ -11,8 +11,10 @@ from hwinfo.ledger import queries
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample
 
-BY = ("user", "host", "model")
-_LABEL = {"user": "user", "host": "instance", "model": "model"}
+BY = ("user", "host", "model", "job", "pod", "container")
+_LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
+          "pod": "pod_uid", "container": "container_id"}
+ATTRIBUTED_BY = ("job", "pod", "container")
 LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
 # No measure the ledger asks for comes near this: GPU-seconds of a thousand GPUs over ten
@@ -67,13 +69,15 @@ class Ledger:
     notes: list[str] = field(default_factory=list)
 
 
-def ledger_group(groups: Iterable[RuleGroup], url: str) -> RuleGroup:
-    """The rule group that records the ledger, or a LedgerError that says what to load."""
+def ledger_group(groups: Iterable[RuleGroup], url: str,
+                 record: str = queries.HELD_RECORD) -> RuleGroup:
+    """The rule group that records `record` (the ledger's, or its attribution group's), or a
+    LedgerError that says what to load."""
     for group in groups:
-        if queries.HELD_RECORD in group.records:
+        if record in group.records:
             return group
     raise LedgerError(f"{url} has not loaded the ledger's recording rules "
-                      f"(no {queries.HELD_RECORD}): add {LEDGER_RULES_FILE} to its rule_files")
+                      f"(no {record}): add {LEDGER_RULES_FILE} to its rule_files")
 
 
 def window(seconds: float) -> str:
@@ -82,10 +86,14 @@ def window(seconds: float) -> str:
 
 def usage(prometheus: Prometheus, since: float, until: float, by: str,
           prices: Prices | None = None, advise: bool = False) -> Ledger:
-    group = ledger_group(prometheus.rule_groups(), prometheus.url)
+    attributed = by in ATTRIBUTED_BY
+    group = ledger_group(prometheus.rule_groups(), prometheus.url,
+                         queries.ATTRIBUTED_HELD_RECORD if attributed else queries.HELD_RECORD)
     span = window(until - since)
-    samples = plausible([s for part in prometheus.queries(queries.usage(_LABEL[by], span), until)
-                         for s in part], prometheus.url)
+    asked = (queries.attributed_usage(_LABEL[by], span) if attributed
+             else queries.usage(_LABEL[by], span))
+    samples = plausible([s for part in prometheus.queries(asked, until) for s in part],
+                        prometheus.url)
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
@@ -93,7 +101,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     total = _total(rows, prices)
     ledger = Ledger(since, until, by, group.interval_seconds, rows, total)
     if not rows:
-        ledger.notes.append("no GPU was held in this range")
+        ledger.notes.append(f"no {by} held a GPU in this range" if attributed
+                            else "no GPU was held in this range")
     if prices is not None:
         for model in sorted(total.unpriced_models):
             ledger.notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
@@ -214,13 +223,13 @@ def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Ad
         missing = f"no MIG profile data for {model}: no GPU of it exports its profiles"
         if not offered and missing not in notes:
             notes.append(missing)
-        fit = None if memory is None else _smallest_fit(offered or {}, memory, mean)
+        fit = None if memory is None else smallest_fit(offered or {}, memory, mean)
         freed = 0.0 if fit is None else seconds * (1 - fit[1])
         advice.append(Advice(user, model, seconds, mean, memory, fit and fit[0], freed))
     return advice
 
 
-def _smallest_fit(profiles: dict[str, dict[str, float]], memory: float,
+def smallest_fit(profiles: dict[str, dict[str, float]], memory: float,
                   mean: float) -> tuple[str, float] | None:
     fits = [(shape["profile_share"], shape["profile_memory"], name)
             for name, shape in profiles.items()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hwinfo.model.attribution import Attribution, charged_user
 from hwinfo.model.serialize import UnixTime
 
 
@@ -34,6 +35,13 @@ class GpuProcess:
     run_seconds: float | None = None
     cpu_utilization_ratio: float | None = None  # CPU time over run time, as ps's %CPU
     resident_memory_bytes: int | None = None
+    # The Slurm job, container, pod or unit its cgroup names; None: the cgroup was not read.
+    attribution: Attribution | None = None
+
+    @property
+    def charged_user(self) -> str | None:
+        """Whom its GPU time is charged to (attribution.charged_user)."""
+        return charged_user(self.user, self.attribution)
 
 
 @dataclass
@@ -41,10 +49,14 @@ class UserUsage:
     """One user's share of one GPU: the per-user rollup labs ask for."""
 
     gpu_index: int
-    user: str | None  # None: processes whose owner cannot be named
+    # None: processes whose owner cannot be named. Root's processes in a known container or
+    # pod are the container's (attribution.charged_user).
+    user: str | None
     # Sum over the processes whose memory NVML reports; None when none of them does.
     used_memory_bytes: int | None
     processes: int
+    # The Slurm jobs, pods and containers of those processes (Attribution.label), sorted.
+    attributions: list[str] = field(default_factory=list)
 
 
 @dataclass

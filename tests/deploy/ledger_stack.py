@@ -46,7 +46,7 @@ def rules_every_second(workdir: Path, **replace: str) -> Path:
     """The shipped ledger rules, evaluated every second (and any other text replaced)."""
     text = LEDGER_RULES.read_text()
     text, count = re.subn(r"interval: 1m\b", "interval: 1s", text)
-    assert count == 1, "the ledger group's interval is no longer `interval: 1m`"
+    assert count >= 1, "the ledger groups' interval is no longer `interval: 1m`"
     for old, new in replace.items():
         assert old in text, f"{old!r} is not in {LEDGER_RULES}"
         text = text.replace(old, new)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import yaml
+
 from tests.deploy.artifacts import REPO
 from tests.deploy.test_alert_rules import promtool
 
@@ -10,8 +12,14 @@ LEDGER_TESTS = REPO / "prometheus" / "hwinfo-ledger.test.yml"
 
 
 def test_promtool_check_rules_passes() -> None:
-    assert "SUCCESS: 8 rules found" in promtool("check", "rules", str(LEDGER))
+    rules = sum(len(g["rules"]) for g in yaml.safe_load(LEDGER.read_text())["groups"])
+    assert rules >= 14  # the ledger's, the alert's and the attribution group's
+    assert f"SUCCESS: {rules} rules found" in promtool("check", "rules", str(LEDGER))
 
 
 def test_apportioning_on_a_machine_whose_truth_is_known() -> None:
     assert "SUCCESS" in promtool("test", "rules", str(LEDGER_TESTS))
+
+
+def test_attribution_on_a_machine_whose_truth_is_known() -> None:
+    assert "SUCCESS" in promtool("test", "rules", str(REPO / "prometheus" / "hwinfo-ledger-attribution.test.yml"))

@@ -21,6 +21,7 @@ from typing import Any
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.processes import ProcessOwner
+from hwinfo.model.attribution import charged_user
 from hwinfo.model.gpu import AccountedUsage, Accounting, GpuProcess
 
 _ENABLED = 1  # NVML_FEATURE_ENABLED
@@ -106,8 +107,8 @@ class AccountedProcesses:
         started = stats.startTime / 1_000_000
         # A live process of that pid is the one accounted only if it began by then (it can
         # still run after freeing the GPU); a later one reused the pid.
-        user = (owner.user if owner is not None and owner.started_at is not None
-                and owner.started_at <= started + 1 else None)
+        user = (charged_user(owner.user, owner.attribution) if owner is not None
+                and owner.started_at is not None and owner.started_at <= started + 1 else None)
         usage = self._row(uuid, index, user)
         run = stats.time / 1000
         usage.processes += 1

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import ntpath
 import os
+import pwd
 import time
 from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any, NamedTuple
 
 from hwinfo.binding import function, pynvml
+from hwinfo.collect.cgroup import read_attribution
 from hwinfo.collect.gpu.nvml import Reader
+from hwinfo.collect.sysfs import Root, RootError
+from hwinfo.model.attribution import Attribution
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 
 _NOT_IN_MIG = 0xFFFFFFFF  # GI/CI of a process outside MIG (nvml.h)
@@ -24,6 +29,7 @@ class ProcessOwner(NamedTuple):
     started_at: float | None = None  # Unix time
     cpu_seconds: float | None = None  # user + system
     resident_bytes: int | None = None
+    attribution: Attribution | None = None  # None: its cgroup was not read
 
     @property
     def name(self) -> str | None:
@@ -54,12 +60,63 @@ def local_owner(pid: int) -> ProcessOwner | None:
             try:
                 times, resident = proc.cpu_times(), proc.memory_info().rss
             except psutil.AccessDenied:
-                return ProcessOwner(user, command, started_at=started)
+                times, resident = None, None
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return None
     except psutil.AccessDenied:
         return ProcessOwner(None, None)
-    return ProcessOwner(user, command, None, started, times.user + times.system, resident)
+    attribution = read_attribution(_live_root(), pid)
+    if times is None:
+        return ProcessOwner(user, command, started_at=started, attribution=attribution)
+    return ProcessOwner(user, command, None, started, times.user + times.system, resident,
+                        attribution)
+
+
+@cache
+def _live_root() -> Root:
+    return Root("/")
+
+
+def tree_owners(root: Root, fallback: OwnerLookup) -> OwnerLookup:
+    """Owners looked up below root/proc/PID/ (status, cmdline, cgroup), for a simulated
+    machine whose GPU processes a fixture tree (or this machine) holds; `fallback` (the
+    scenario's owners) where root/proc/PID/ is not there."""
+
+    def owner_of(pid: int) -> ProcessOwner | None:
+        try:
+            status = root.read_text(f"proc/{pid}/status")
+            cmdline = root.read_text(f"proc/{pid}/cmdline") or ""
+        except RootError:  # a FIFO or device in the tree: not a process the kernel shows
+            status = None
+        if status is None:
+            return fallback(pid)
+        command = " ".join(cmdline.split("\x00")).strip() or _status_field(status, "Name")
+        uid = (_status_field(status, "Uid") or "").split()[:1]
+        user = _user_name(root, uid[0]) if uid and uid[0].isdigit() else None
+        return ProcessOwner(user, command, attribution=read_attribution(root, pid))
+
+    return owner_of
+
+
+def _status_field(status: str, name: str) -> str | None:
+    for line in status.splitlines():
+        key, _, value = line.partition(":")
+        if key == name:
+            return value.strip() or None
+    return None
+
+
+def _user_name(root: Root, uid: str) -> str:
+    """The account's name from the tree's /etc/passwd, else this machine's; else the number
+    (as ps and psutil show a uid without a name)."""
+    for line in (root.read_text("etc/passwd") or "").splitlines():
+        fields = line.split(":")
+        if len(fields) > 2 and fields[2] == uid and fields[0]:
+            return fields[0]
+    try:
+        return pwd.getpwuid(int(uid[:10])).pw_name
+    except (KeyError, OverflowError):
+        return uid
 
 
 # Newest first; a driver that lacks a symbol gets the next. pynvml's unversioned
@@ -139,6 +196,7 @@ def read_processes(
                 cpu_utilization_ratio=(owner.cpu_seconds / run if run and owner
                                        and owner.cpu_seconds is not None else None),
                 resident_memory_bytes=owner.resident_bytes if owner else None,
+                attribution=owner.attribution if owner else None,
             )
     return sorted(by_pid.values(), key=lambda p: p.pid)
 
@@ -159,14 +217,17 @@ def _unknown_owner(pid: int) -> ProcessOwner | None:
 
 
 def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
-    """GPU memory and process count per user per GPU, biggest users first within a GPU."""
+    """GPU memory, process count and jobs per charged user per GPU, biggest first within a GPU."""
     rows: list[UserUsage] = []
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
         for proc in gpu.all_processes():
-            usage = per_user.setdefault(proc.user, UserUsage(gpu.index, proc.user, None, 0))
+            user = proc.charged_user
+            usage = per_user.setdefault(user, UserUsage(gpu.index, user, None, 0))
             usage.processes += 1
             if proc.used_memory_bytes is not None:
                 usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
+            if proc.attribution is not None and proc.attribution.known:
+                usage.attributions = sorted({*usage.attributions, proc.attribution.label})
         rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows

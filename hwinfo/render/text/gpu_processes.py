@@ -17,6 +17,11 @@ def process_owner(proc: GpuProcess) -> tuple[str, str]:
     return proc.user or "?", proc.command or proc.name or "?"
 
 
+def _job_cell(proc: GpuProcess) -> str | None:
+    """The Slurm job, container, pod or unit its cgroup names; "-": none; None: not read."""
+    return None if proc.attribution is None else proc.attribution.label
+
+
 def _percent_cell(ratio: float | None) -> str | None:
     return None if ratio is None else percent(ratio)
 
@@ -28,6 +33,7 @@ _COLUMNS: tuple[tuple[str, bool, Callable[[str, GpuProcess], str | None], bool],
     ("MIG", True, lambda where, p: where or None, False),
     ("PID", True, lambda where, p: str(p.pid), True),
     ("User", False, lambda where, p: process_owner(p)[0], True),
+    ("Job", False, lambda where, p: _job_cell(p), False),
     ("Memory", True, lambda where, p: or_na(p.used_memory_bytes, size).replace(NA, "n/a"), True),
     ("T", False, lambda where, p: {"compute": "C", "graphics": "G"}.get(p.type, "C+G"), True),
     ("SM", True, lambda where, p: _percent_cell(p.sm_utilization_ratio), False),
@@ -48,8 +54,9 @@ def add_process_table(section: Section, gpu: Gpu) -> None:
     if not procs:
         return
     cells = [[cell(where, p) for _, _, cell, _ in _COLUMNS] for where, p in procs]
+    # "-" (the Job column's "none") alone does not earn a column either.
     shown = [i for i, (_, _, _, always) in enumerate(_COLUMNS)
-             if always or any(row[i] is not None for row in cells)]
+             if always or any(row[i] not in (None, "-") for row in cells)]
     section.line(section.style.dim("Processes"))
     section.table(
         [_COLUMNS[i][0] for i in shown],
@@ -67,26 +74,43 @@ class UserTotal:
     used_memory_bytes: int | None  # None: NVML told the memory of none of their processes
     processes: int
     gpu_indices: list[int]
+    attributions: list[str]  # their processes' jobs, pods and containers
 
 
 def user_totals(users: list[UserUsage]) -> list[UserTotal]:
     """The per-(GPU, user) rollup summed per user, most memory first."""
     totals: dict[str | None, UserTotal] = {}
     for usage in users:
-        total = totals.setdefault(usage.user, UserTotal(usage.user, None, 0, []))
+        total = totals.setdefault(usage.user, UserTotal(usage.user, None, 0, [], []))
         if usage.used_memory_bytes is not None:
             total.used_memory_bytes = (total.used_memory_bytes or 0) + usage.used_memory_bytes
         total.processes += usage.processes
         total.gpu_indices.append(usage.gpu_index)
+        total.attributions = sorted({*total.attributions, *usage.attributions})
     return sorted(totals.values(),
                   key=lambda t: (-(t.used_memory_bytes or 0), -t.processes, t.user or "~"))
 
 
+# Jobs named in a row of the rollup; more are counted ("+3").
+_JOBS_SHOWN = 3
+
+
+def _jobs(attributions: list[str]) -> str:
+    shown = ", ".join(attributions[:_JOBS_SHOWN])
+    more = len(attributions) - _JOBS_SHOWN
+    return shown + (f" +{more}" if more > 0 else "")
+
+
 def render_users(users: list[UserUsage], section: Section) -> None:
-    """A row per user with their totals across GPUs, most memory first."""
+    """A row per user with their totals across GPUs, most memory first, and the jobs,
+    pods and containers of their processes where any has one."""
+    totals = user_totals(users)
+    with_jobs = any(t.attributions for t in totals)
     rows = [
         [t.user or "(unknown)", ",".join(map(str, t.gpu_indices)),
-         or_na(t.used_memory_bytes, size).replace(NA, "n/a"), str(t.processes)]
-        for t in user_totals(users)
+         or_na(t.used_memory_bytes, size).replace(NA, "n/a"), str(t.processes),
+         *([_jobs(t.attributions)] if with_jobs else [])]
+        for t in totals
     ]
-    section.table(("User", "GPUs", "Memory", "Procs"), rows, (False, False, True, True))
+    header = ("User", "GPUs", "Memory", "Procs", *(["Jobs"] if with_jobs else []))
+    section.table(header, rows, (False, False, True, True, *([False] if with_jobs else [])))

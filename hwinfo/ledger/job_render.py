@@ -1,0 +1,78 @@
+"""`hwinfo job`'s answer as text for a researcher and JSON for scripts (base units, null for
+a figure not available, as the ledger's other answers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hwinfo.escape import printable_copy, to_json
+from hwinfo.ledger.job import Job, JobGpu
+from hwinfo.ledger.render import NA, _when
+from hwinfo.ledger.usage import JOULES_PER_KWH
+from hwinfo.render.text.layout import Section
+from hwinfo.render.text.style import Style
+from hwinfo.render.units import duration, percent, size
+
+_GPU_FIELDS = ("held_seconds", "held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
+               "unknown_gpu_seconds", "busy_ratio", "mean_utilization_ratio",
+               "peak_memory_bytes", "memory_total_bytes", "energy_joules")
+_TOTALS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
+           "unknown_gpu_seconds", "energy_joules")
+
+
+def _gpu_record(gpu: JobGpu) -> dict[str, Any]:
+    return {"instance": gpu.instance, "gpu": gpu.gpu, "uuid": gpu.uuid,
+            "gpu_instance_id": gpu.gpu_instance_id or None,
+            "compute_instance_id": gpu.compute_instance_id or None, "model": gpu.model,
+            "users": gpu.users, **{name: getattr(gpu, name) for name in _GPU_FIELDS}}
+
+
+def job_json(job: Job) -> str:
+    document = {
+        "slurm_job": job.job_id, "since": job.since, "until": job.until,
+        "rule_interval_seconds": job.interval_seconds, "hosts": job.hosts, "users": job.users,
+        "gpus": [_gpu_record(g) for g in job.gpus],
+        "totals": {name: job.total(name) for name in _TOTALS},
+        "advice": job.advice, "notes": job.notes,
+    }
+    return to_json(document) + "\n"
+
+
+def _ratio(value: float | None) -> str:
+    return NA if value is None else percent(value)
+
+
+def _memory(gpu: JobGpu) -> str:
+    if gpu.peak_memory_bytes is None:
+        return NA
+    of = "" if gpu.memory_total_bytes is None else f" / {size(gpu.memory_total_bytes)}"
+    return size(gpu.peak_memory_bytes) + of
+
+
+def job_text(job: Job, style: Style) -> str:
+    job = printable_copy(job)
+    hosts = job.hosts
+    section = Section(f"Slurm job {job.job_id}: GPU efficiency, {_when(job.since)} to "
+                      f"{_when(job.until)}", style)
+    section.line(f"User {', '.join(job.users) or NA} · {len(hosts)} host"
+                 f"{'s' if len(hosts) != 1 else ''} ({', '.join(hosts)}) · {len(job.gpus)} GPU"
+                 f"{'s' if len(job.gpus) != 1 else ''} · rules every {job.interval_seconds:g} s")
+    held = job.total("held_gpu_seconds")
+    idle = job.total("idle_held_gpu_seconds")
+    section.line(f"Held {held / 3600:.2f} GPU-hours · idle-held {idle / 3600:.2f} "
+                 f"({_ratio(idle / held if held else None)}) · energy "
+                 f"{job.total('energy_joules') / JOULES_PER_KWH:.3f} kWh")
+    rows = [[g.instance, g.gpu + (f" MIG {g.gpu_instance_id}/{g.compute_instance_id}"
+                                  if g.gpu_instance_id else ""),
+             g.model, duration(g.held_seconds), _ratio(g.busy_ratio),
+             _ratio(g.mean_utilization_ratio), _memory(g)] for g in job.gpus]
+    section.table(["HOST", "GPU", "MODEL", "HELD", "BUSY", "UTIL", "PEAK MEM / SIZE"], rows,
+                  right=[False, True, False, True, True, True, True])
+    if job.advice:
+        section.line("")
+        section.line(style.heading("Advice"), indent=0)
+        for line in job.advice:
+            section.line(line)
+    for note in job.notes:
+        section.line(f"note: {note}")
+    return section.render() + "\n"

@@ -1,0 +1,63 @@
+"""Who is behind a process beyond its Unix user: a Slurm job, a container, a pod, a unit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# What a process's cgroup says it belongs to, most specific first. "none": its cgroup was
+# read and names nothing hwinfo knows (never a guess); an attribution not read is None.
+KINDS = ("slurm", "pod", "container", "service", "session", "none")
+
+
+@dataclass
+class Attribution:
+    kind: str  # one of KINDS
+    slurm_job: str | None = None  # the job id in the cgroup path: an array task's own id
+    slurm_step: str | None = None  # "0", "batch", "extern", "interactive"
+    # "1234_7" (SLURM_ARRAY_JOB_ID _ SLURM_ARRAY_TASK_ID), only where the process's
+    # environment is readable to hwinfo (its own user's, or root's daemon)
+    slurm_array_task: str | None = None
+    container_id: str | None = None  # the full 64-hex id
+    container_runtime: str | None = None  # docker, containerd, cri-o, podman; None: not named
+    pod_uid: str | None = None
+    pod_qos: str | None = None  # guaranteed, burstable, besteffort
+    # From the kubelet's log links (/var/log/containers), where the host has them.
+    pod_namespace: str | None = None
+    pod_name: str | None = None
+    container_name: str | None = None
+    unit: str | None = None  # "cron.service", "session-3.scope"
+
+    @property
+    def label(self) -> str:
+        """One short word for a table: slurm:1234.0, docker:5dace3de0735, pod:0125ec2f…"""
+        if self.kind == "slurm":
+            job = self.slurm_array_task or self.slurm_job or "?"
+            return f"slurm:{job}" + (f".{self.slurm_step}" if self.slurm_step else "")
+        if self.kind == "pod":
+            if self.pod_name:
+                return f"pod:{self.pod_namespace}/{self.pod_name}"
+            return f"pod:{(self.pod_uid or '?')[:8]}"
+        if self.kind == "container":
+            return f"{self.container_runtime or 'container'}:{(self.container_id or '?')[:12]}"
+        if self.kind in ("service", "session"):
+            return self.unit or self.kind
+        return "-"
+
+    @property
+    def known(self) -> bool:
+        """A job, pod or container: a unit of its own that time can be charged to."""
+        return self.kind in ("slurm", "pod", "container")
+
+
+def charged_user(user: str | None, attribution: Attribution | None) -> str | None:
+    """Whom a process's GPU time is charged to: its Unix user, except root inside a known
+    container or pod (Docker's and CRI runtimes' processes run as root), which is charged to
+    the container ("docker:5dace3de0735", "pod:<uid>"). A ':' is in no Unix user name, so
+    the two never meet."""
+    if user != "root" or attribution is None:
+        return user
+    if attribution.kind == "container":
+        return f"{attribution.container_runtime or 'container'}:{(attribution.container_id or '?')[:12]}"
+    if attribution.kind == "pod":
+        return f"pod:{attribution.pod_uid}"
+    return user

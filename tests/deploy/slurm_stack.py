@@ -1,0 +1,144 @@
+"""A real Slurm on loopback for the attribution tests: Debian's munge, slurmctld and slurmd
+(22.05), proctrack/cgroup and one node with a gres GPU entry, all in a temporary directory
+and stopped after. The node's GPU is a name only (File=/dev/null): the GPU itself is
+simulated, and the job's process becomes a scenario's GPU process by its real PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import require, require_tool
+
+from tests.deploy.prometheus_stack import free_port, wait_for
+
+NODE = "hwinfo-node"
+
+
+@dataclass
+class Slurm:
+    conf: Path
+    log_dir: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=30,
+                              check=False)
+        assert done.returncode == 0, f"{' '.join(args)}: {done.stderr.strip()}\n{self.logs()}"
+        return done.stdout
+
+    def logs(self) -> str:
+        tails = []
+        for log in sorted(self.log_dir.glob("*.log")):
+            tails.append(f"--- {log.name} ---\n" + "\n".join(
+                log.read_text(errors="replace").splitlines()[-15:]))
+        return "\n".join(tails)
+
+    def job_process(self, job: str, command: str) -> int:
+        """The PID of the job's process running `command` (its executable's name), once it runs."""
+        def found() -> int | None:
+            for line in self.run("scontrol", "listpids", job, NODE).splitlines()[1:]:
+                pid = line.split()[0]
+                if pid.isdigit() and Path(f"/proc/{pid}/comm").read_text().strip() == command:
+                    return int(pid)
+            return None
+
+        return wait_for(f"job {job}'s {command}", found, timeout=30)
+
+
+def _daemon(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                stdin=subprocess.DEVNULL)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextmanager
+def slurm(workdir: Path) -> Iterator[Slurm]:
+    """munged, slurmctld and slurmd running, the node idle."""
+    munged, slurmctld, slurmd = (require_tool(t) for t in ("munged", "slurmctld", "slurmd"))
+    require(os.geteuid() == 0, "a Slurm node's daemons run as root")
+    require(Path("/sys/fs/cgroup").is_dir(), "no cgroup filesystem for proctrack/cgroup")
+    for sub in ("munge", "state", "spool", "log"):
+        (workdir / sub).mkdir(parents=True, exist_ok=True)
+    (workdir / "munge").chmod(0o700)
+    key = workdir / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    socket_path = workdir / "munge" / "munge.sock"
+    host = socket.gethostname().split(".")[0]
+    conf = workdir / "slurm.conf"
+    conf.write_text("\n".join([
+        "ClusterName=hwinfo",
+        f"SlurmctldHost={host}(127.0.0.1)",
+        f"SlurmctldPort={free_port()}",
+        f"SlurmdPort={free_port()}",
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        f"AuthInfo=socket={socket_path}",
+        f"StateSaveLocation={workdir / 'state'}",
+        f"SlurmdSpoolDir={workdir / 'spool'}",
+        f"SlurmctldPidFile={workdir / 'slurmctld.pid'}",
+        f"SlurmdPidFile={workdir / 'slurmd.pid'}",
+        f"SlurmctldLogFile={workdir / 'log' / 'slurmctld.log'}",
+        f"SlurmdLogFile={workdir / 'log' / 'slurmd.log'}",
+        "ProctrackType=proctrack/cgroup",
+        "TaskPlugin=task/none",
+        "GresTypes=gpu",
+        "SchedulerType=sched/builtin",
+        "SelectType=select/cons_tres",
+        "MpiDefault=none",
+        "ReturnToService=2",
+        "SlurmdParameters=config_overrides",  # two CPUs, whatever the host has
+        "DefMemPerCPU=10",  # else a job takes all the node's memory and the next one waits
+        "JobAcctGatherType=jobacct_gather/none",
+        "AccountingStorageType=accounting_storage/none",
+        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs=2 RealMemory=100 Gres=gpu:1 State=UNKNOWN",
+        f"PartitionName=gpu Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
+        "",
+    ]))
+    (workdir / "gres.conf").write_text(f"NodeName={NODE} Name=gpu File=/dev/null\n")
+    (workdir / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n")
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+    stack = Slurm(conf, workdir / "log")
+    with ExitStack() as running:
+        for args, name in (
+            ([munged, "-F", "-f", f"--socket={socket_path}", f"--key-file={key}",
+              f"--pid-file={workdir / 'munge' / 'munged.pid'}", f"--seed-file={workdir / 'munge' / 'seed'}",
+              f"--log-file={workdir / 'log' / 'munged.log'}"], "munged"),
+            ([slurmctld, "-D", "-i"], "slurmctld"),
+            ([slurmd, "-D", "-N", NODE], "slurmd"),
+        ):
+            proc = _daemon(args, workdir / "log" / f"{name}.out", env)
+            running.callback(_stop, proc)
+            if name == "munged":
+                wait_for("munged's socket", socket_path.exists)
+            if name == "slurmctld":
+                wait_for("slurmctld", lambda: subprocess.run(
+                    ["scontrol", "ping"], env=env, capture_output=True, timeout=10,
+                    check=False).returncode == 0)
+        try:
+            wait_for(f"node {NODE} idle", lambda: "idle" in stack.run(
+                "sinfo", "-h", "-n", NODE, "-o", "%T"), timeout=30)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{stack.logs()}") from None
+        yield stack
