@@ -26,6 +26,22 @@ def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:
             )
 
 
+def _user_sm_utilization(s: Snapshot) -> Iterator[Sample]:
+    """Per user and whole GPU, the sum of NVML's latest per-process SM samples: each user's own
+    activity on a shared GPU. Absent for a user none of whose processes has a sample (MIG,
+    vGPU, old boards, an empty sample buffer): the ledger then falls back to the device's."""
+    for gpu in gpus(s):
+        if gpu.lost or (gpu.mig is not None and gpu.mig.enabled):
+            continue
+        busy: dict[str, float] = {}
+        for proc in gpu.processes or ():
+            if proc.sm_utilization_ratio is not None:
+                user = proc.user or UNKNOWN_USER
+                busy[user] = busy.get(user, 0.0) + proc.sm_utilization_ratio
+        for user, ratio in sorted(busy.items()):
+            yield (str(gpu.index), gpu.uuid or "", user), ratio
+
+
 def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
     """GPU memory per user on each MIG device: who holds which slice of a GPU."""
     for gpu in gpus(s):
@@ -80,6 +96,15 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "user"),
         "gpu.users[].processes",
         lambda s: _users(s, "processes"),
+    ),
+    Metric(
+        "gpu_user_sm_utilization_ratio",
+        "gauge",
+        "Sum of NVML's latest SM utilization samples of a user's processes on a whole GPU "
+        "(absent where none of them has a sample).",
+        (*GPU_LABELS, "user"),
+        "gpu.gpus[].processes[].sm_utilization_ratio",
+        _user_sm_utilization,
     ),
     Metric(
         "gpu_user_accounted_processes_total",
