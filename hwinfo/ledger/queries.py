@@ -20,7 +20,13 @@ SHARE_RECORDS = {
     "unknown": "hwinfo:ledger_unknown:share",
     "utilization": "hwinfo:ledger_utilization:share",
     "energy": "hwinfo:ledger_power:watts",
+    "device_judged": "hwinfo:ledger_device_judged:share",
+    "unmetered": "hwinfo:ledger_unmetered:share",
 }
+# Each GPU that could not be seen at an evaluation (host down, data stale): nobody's.
+UNSEEN_RECORD = "hwinfo:ledger_unseen:gpus"
+# 1 at each evaluation of the rules: how much of a range they cover.
+EVALUATIONS_RECORD = "hwinfo:ledger_evaluations:count"
 # Counters of processes that started and ended between two samples (NVML accounting).
 ACCOUNTED_COUNTERS = {
     "accounted": "hwinfo_gpu_user_accounted_seconds_total",
@@ -77,6 +83,8 @@ def usage(by: str, window: str) -> list[str]:
                  for name, counter in ACCOUNTED_COUNTERS.items()}
     measures["peak_memory"] = (
         f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
+    measures["unseen"] = f"sum by (instance, model) (sum_over_time({UNSEEN_RECORD}[{window}]))"
+    measures["evaluations"] = f"max(sum_over_time({EVALUATIONS_RECORD}[{window}]))"
     measures["gpus"] = models(window)
     names = list(measures)
     return [union({name: measures[name] for name in names[part::USAGE_PARTS]})
@@ -84,14 +92,15 @@ def usage(by: str, window: str) -> list[str]:
 
 
 def advice(window: str) -> str:
-    """What --advise weighs: each user's time, activity and peak memory on whole GPUs, per
-    model, and the MIG profiles each model offers (where some GPU of it exports them)."""
+    """What --advise weighs: each hold (a user on a whole GPU): its time, activity and peak
+    memory, and the MIG profiles each model offers (where some GPU of it exports them)."""
     whole = 'gpu_instance_id=""'
+    hold = f"{GPU_KEY}, user, model"
     return union({
-        "whole_held": f"sum by (user, model) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
-        "whole_utilization": "sum by (user, model) (sum_over_time("
+        "whole_held": f"sum by ({hold}) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
+        "whole_utilization": f"sum by ({hold}) (sum_over_time("
                              f"{SHARE_RECORDS['utilization']}{{{whole}}}[{window}]))",
-        "whole_peak_memory": "max by (user, model) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
+        "whole_peak_memory": f"max by ({hold}) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
                              f"[{window}]) * on({GPU_KEY}) group_left(model) {whole_gpus(window)})",
         "profile_memory": by_model("max", "model, profile",
                                    f"last_over_time(hwinfo_mig_profile_memory_bytes[{window}])", window),
