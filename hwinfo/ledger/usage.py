@@ -127,6 +127,10 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     return ledger
 
 
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f}"
+
+
 def _add_unseen(rows: list[Usage], unseen: list[Sample], label: str, interval: float) -> None:
     """Unseen time in the rows of hosts or models (a row of its own where nothing was held)."""
     by_key = {row.key: row for row in rows}
@@ -151,15 +155,15 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None) -> None:
         hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds
     if hosts:
         notes.append("not seen (down or stale), charged to no one: " + ", ".join(
-            f"{host} {seconds:g} GPU-seconds" for host, seconds in sorted(hosts.items())))
+            f"{host} {_hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
     unmetered = [row.key for row in ledger.rows if row.unmetered_gpu_seconds > 0]
     if unmetered:
         notes.append(f"NVML reported no memory for some processes on GPUs held by {', '.join(unmetered)}: "
                      "those GPUs were split among their holders by process count")
     if total.device_judged_gpu_seconds > 0:
         notes.append("busy or idle judged by the device's activity, not the holder's own "
-                     f"(no per-process samples): {total.device_judged_gpu_seconds:g} of "
-                     f"{total.held_gpu_seconds:g} GPU-seconds held")
+                     f"(no per-process samples): {_hours(total.device_judged_gpu_seconds)} of "
+                     f"{_hours(total.held_gpu_seconds)} GPU-hours held")
     if prices is not None:
         for model in sorted(total.unpriced_models):
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
