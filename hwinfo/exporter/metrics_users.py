@@ -42,21 +42,22 @@ def _user_sm_utilization(s: Snapshot) -> Iterator[Sample]:
             yield (str(gpu.index), gpu.uuid or "", user), ratio
 
 
-def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
-    """GPU memory per user on each MIG device: who holds which slice of a GPU."""
+def _mig_device_users(s: Snapshot, count: bool = False) -> Iterator[Sample]:
+    """Per user on each MIG device: GPU memory (of processes that report it), or with `count`
+    the number of processes, memory reported or not: who holds which slice of a GPU."""
     for gpu in gpus(s):
         if gpu.lost or gpu.mig is None:
             continue
         for device in gpu.mig.devices:
             held: dict[str, float] = {}
             for proc in device.processes or ():
-                if proc.used_memory_bytes is not None:
+                if count or proc.used_memory_bytes is not None:
                     user = proc.user or UNKNOWN_USER
-                    held[user] = held.get(user, 0.0) + proc.used_memory_bytes
+                    held[user] = held.get(user, 0.0) + (1 if count else proc.used_memory_bytes or 0)
             ids = tuple("" if v is None else str(v)
                         for v in (device.gpu_instance_id, device.compute_instance_id))
-            for user, used in sorted(held.items()):
-                yield (str(gpu.index), gpu.uuid or "", *ids, user), used
+            for user, value in sorted(held.items()):
+                yield (str(gpu.index), gpu.uuid or "", *ids, user), value
 
 
 def _processes(s: Snapshot) -> Iterator[Sample]:
@@ -138,6 +139,14 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
         "gpu.gpus[].mig.devices[].processes[].used_memory_bytes",
         _mig_device_users,
+    ),
+    Metric(
+        "mig_device_user_processes",
+        "gauge",
+        "A user's processes on one MIG device (with or without a memory figure).",
+        (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
+        "gpu.gpus[].mig.devices[].processes[]",
+        lambda s: _mig_device_users(s, count=True),
     ),
     Metric(
         "gpu_process_memory_used_bytes",

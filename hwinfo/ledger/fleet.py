@@ -24,7 +24,8 @@ _SERIES = (
     "hwinfo_gpu_memory_free_bytes", "hwinfo_gpu_user_processes",
     "hwinfo_gpu_processes", "hwinfo_gpu_mig_enabled", "hwinfo_gpu_lost",
     "hwinfo_gpu_user_memory_used_bytes", "hwinfo_mig_device_info", "hwinfo_mig_device_processes",
-    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_gpu_instance_memory_total_bytes",
+    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
+    "hwinfo_mig_gpu_instance_memory_total_bytes",
     "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
 )
 _NOW = '{__name__=~"' + "|".join(_SERIES) + '"}'
@@ -45,7 +46,8 @@ class MigDevice:
     mig_uuid: str
     memory_total_bytes: float | None = None
     processes: float | None = None
-    holders: dict[str, float] = field(default_factory=dict)  # user -> bytes
+    # user -> bytes; None: their processes are on it but NVML reports no memory for them
+    holders: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def free(self) -> bool:
@@ -188,6 +190,8 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
                 device.processes = s.value
             elif name == "hwinfo_mig_device_user_memory_used_bytes":
                 device.holders[labels.get("user", "")] = s.value
+            elif name == "hwinfo_mig_device_user_processes" and s.value > 0:
+                device.holders.setdefault(labels.get("user", ""), None)
             elif name == "hwinfo_mig_gpu_instance_memory_total_bytes":
                 device.memory_total_bytes = s.value
 

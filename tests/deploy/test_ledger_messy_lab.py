@@ -2,7 +2,9 @@
 Prometheus evaluating the shipped rules every second:
 
   shared    GPU 0: ana holds 1000 MiB at 0 % SM, ben 3000 MiB at 60 % (the GPU at 60 %);
-            GPU 1 (50 %): cy's two processes have no memory figure, dan holds 1000 MiB
+            GPU 1 (50 %): cy's two processes have no memory figure, dan holds 1000 MiB;
+            GPU 2 in MIG mode: on a 3g.40gb, eve's two processes have no memory figure, fin
+            holds 1000 MiB
   stops     fay holds an idle GPU; her daemon is stopped mid-window
   hangs     gus holds an idle GPU; NVML hangs after a few samples (stale, still answering)
   restarts  erin holds an idle A100 40 GB beside an empty one; her daemon is restarted while
@@ -54,7 +56,12 @@ HOSTS = {
          "processes": [_process(100, "ana", 1000, sm=0), _process(101, "ben", 3000, sm=60)]},
         {"board": A100, "utilization_gpu_percent": 50, "power_draw_w": 200,
          "processes": [_process(200, "cy", None), _process(201, "cy", None),
-                       _process(202, "dan", 1000)]}]},
+                       _process(202, "dan", 1000)]},
+        {"board": A100, "power_draw_w": 100,
+         "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "start": 4, "id": 2}]},
+         "processes": [{**_process(pid, user, mib), "gpu_instance_id": 2, "compute_instance_id": 0}
+                       for pid, user, mib in ((210, "eve", None), (211, "eve", None),
+                                              (212, "fin", 1000))]}]},
     "stops": _idle_host("fay", 300),
     # From the 20th sample (10 s at 0.5 s), every power reading blocks for 10 minutes.
     "hangs": _idle_host("gus", 400, faults=[
@@ -186,11 +193,18 @@ def test_processes_without_memory_still_hold_and_are_noted(run: Run) -> None:
         assert row["unmetered_gpu_seconds"] == row["held_gpu_seconds"]
         assert row["device_judged_gpu_seconds"] == row["held_gpu_seconds"]
         assert row["busy_gpu_seconds"] == row["held_gpu_seconds"]
-    assert any("NVML reported no memory" in note and "cy" in note for note in document["notes"])
+    # The MIG device too: 2 : 1 of its 3/7, no activity signal (an A100): unknown, not idle.
+    eve, fin = rows["eve"], rows["fin"]
+    assert near(eve["held_gpu_seconds"], 2 / 7 * span, 2 / 7 * 2 * INTERVAL)
+    assert eve["held_gpu_seconds"] / fin["held_gpu_seconds"] == pytest.approx(2, rel=0.05)
+    for row in (eve, fin):
+        assert row["unmetered_gpu_seconds"] == row["held_gpu_seconds"] == row["unknown_gpu_seconds"]
+    assert any("NVML reported no memory" in note and "cy" in note and "eve" in note
+               for note in document["notes"])
     assert any("judged by the device's activity" in note for note in document["notes"])
     fleet = hwinfo("fleet", "--prometheus", run.stack.prometheus)
     assert fleet.returncode == 0, fleet.stderr
-    assert "cy n/a" in fleet.stdout
+    assert "cy n/a" in fleet.stdout and "eve n/a" in fleet.stdout
 
 
 def test_unseen_time_is_said_never_charged_never_lost(run: Run) -> None:
@@ -237,11 +251,15 @@ def test_the_idle_holder_alert_survives_a_daemon_restart(run: Run) -> None:
 
 def test_fleet_offers_only_memory_a_job_can_get(run: Run) -> None:
     # The empty A100 40 GB: 40 GiB total, the driver reserves some: 39.4 GiB free.
-    for size in ("40GiB", "39.9GiB"):
+    def whole_gpus(size: str) -> list[dict[str, Any]]:
         fits = answer("fleet", "--prometheus", run.stack.prometheus, "--need-memory", size)["fits"]
-        assert fits == [], size
-    fits = answer("fleet", "--prometheus", run.stack.prometheus, "--need-memory", "39GiB")["fits"]
-    assert [(f["gpu"], f["kind"]) for f in fits] == [("1", "gpu")]
+        return [f for f in fits if f["kind"] == "gpu"]  # not the MIG GPU's profiles
+
+    for size in ("40GiB", "39.9GiB"):
+        assert whole_gpus(size) == [], size
+    fits = whole_gpus("39GiB")
+    assert [(f["instance"], f["gpu"]) for f in fits] == [
+        (run.daemons["restarts"].removeprefix("http://"), "1")]
     assert fits[0]["memory_bytes"] / 2**30 == pytest.approx(39.4, abs=0.05)
 
 
@@ -289,6 +307,7 @@ def test_advice_per_hold_tells_idle_holders_to_release(run: Run) -> None:
     advice = run.usage("--advise")["advice"]
     erin = [a for a in advice if a["user"] == "erin"]
     assert len(erin) == 1 and erin[0]["verdict"] == "release" and erin[0]["gpu"] == "0"
-    # No GPU of this lab is in MIG mode: busy holds get no verdict, not a wrong one.
+    # ben at 60 %: only the whole GPU covers it (a 4g.40gb is 4/7); the MIG GPU gives the
+    # A100's profiles.
     ben = next(a for a in advice if a["user"] == "ben")
-    assert ben["verdict"] == "no_profile_data" and ben["profile"] is None
+    assert ben["verdict"] == "none" and ben["profile"] is None
