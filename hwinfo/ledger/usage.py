@@ -75,7 +75,7 @@ class Ledger:
     until: float
     by: str
     interval_seconds: float  # of the recording rules
-    covered_seconds: float  # evaluations in the range x the interval
+    covered_seconds: float | None  # evaluations in the range x the interval; None: not known
     rows: list[Usage]
     total: Usage
     advice: list[Advice] | None = None
@@ -109,7 +109,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
     evaluations = sum(s.value for s in samples if s.labels.get("measure") == "evaluations")
-    if evaluations < 1:
+    held = any(s.labels.get("measure") == "held" for s in samples)
+    if evaluations < 1 and not held:
         raise WindowError("no evaluation of the ledger's rules falls in the range (before they "
                           "were loaded, or while Prometheus was down): no figure can be told")
     unseen = [s for s in samples if s.labels.get("measure") == "unseen"]
@@ -119,7 +120,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         _add_unseen(rows, unseen, _LABEL[by], interval)
     total = _total(rows, prices)
     total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
-    ledger = Ledger(since, until, by, interval, evaluations * interval, rows, total)
+    # Held shares but no count: recorded by rules older than the count; coverage unknown.
+    covered = evaluations * interval if evaluations >= 1 else None
+    ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices)
     if advise:
         ledger.advice = _advice(prometheus.query(queries.advice(span), until), interval,
@@ -146,8 +149,10 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None) -> None:
     notes, total, span = ledger.notes, ledger.total, ledger.until - ledger.since
     if not any(row.held_gpu_seconds for row in ledger.rows):
         notes.append("no GPU was held in this range")
-    missing = span - ledger.covered_seconds
-    if missing > 1.5 * ledger.interval_seconds:
+    if ledger.covered_seconds is None:
+        notes.append("recorded by ledger rules that did not count their evaluations (before "
+                     "hwinfo-ledger.yml was updated): time they did not cover cannot be told")
+    elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
         notes.append(f"the rules evaluated {ledger.covered_seconds:g} s of the range's {span:g} s "
                      "(not loaded yet, or Prometheus down): the rest is in no figure")
     hosts: dict[str, float] = defaultdict(float)

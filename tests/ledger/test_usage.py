@@ -7,7 +7,7 @@ import pytest
 
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
-from hwinfo.ledger.usage import _advice, _rows, _total, ledger_group
+from hwinfo.ledger.usage import WindowError, _advice, _rows, _total, ledger_group, usage
 
 A100 = "NVIDIA A100-SXM4-80GB"
 
@@ -106,3 +106,44 @@ def test_a_user_with_every_figure_zero_is_no_row() -> None:
                   sample("held", 1, user="ann", model=A100)], "user", 60.0, None)
     assert [row.key for row in rows] == ["ann"]
     assert rows[0].unseen_gpu_seconds is None  # a user's row has no unseen time of its own
+
+
+class _Recorded:
+    """Stands in for Prometheus's answers (the end-to-end tests ask a real one): the ledger's
+    group at a 60 s interval, and these samples for every query of usage."""
+
+    url = "http://prometheus.test"
+
+    def __init__(self, samples: list[Sample]) -> None:
+        self.samples = samples
+
+    def rule_groups(self) -> list[RuleGroup]:
+        return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
+
+    def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
+        return [self.samples] + [[] for _ in exprs[1:]]
+
+
+GPUS = sample("gpus", 1, job="j", instance="h", gpu="0", uuid="G", model=A100)
+
+
+@pytest.mark.parametrize(("span", "samples", "expected"), [
+    (30, [GPUS, sample("evaluations", 1)], "shorter than the ledger rules' interval"),
+    (600, [GPUS], "no evaluation of the ledger's rules falls in the range"),
+])
+def test_ranges_the_rules_cannot_answer_are_refused(
+        span: float, samples: list[Sample], expected: str) -> None:
+    with pytest.raises(WindowError, match=expected):
+        usage(_Recorded(samples), 10_000 - span, 10_000, "user")  # type: ignore[arg-type]
+
+
+def test_time_the_rules_did_not_cover_is_noted() -> None:
+    # 3 evaluations of a minute in 10 minutes: 7 minutes are in no figure.
+    ledger = usage(_Recorded([GPUS, sample("evaluations", 3),  # type: ignore[arg-type]
+                              sample("held", 3, user="ann", model=A100)]), 9400, 10_000, "user")
+    assert ledger.covered_seconds == 180
+    assert any(n.startswith("the rules evaluated 180 s of the range's 600 s") for n in ledger.notes)
+    # Shares recorded by rules older than the count: said, not refused.
+    older = usage(_Recorded([GPUS, sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
+                  9400, 10_000, "user")
+    assert older.covered_seconds is None and any("did not count" in n for n in older.notes)
