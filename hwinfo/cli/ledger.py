@@ -102,6 +102,8 @@ def usage(url: str, ca_file: str | None, timeout: float, no_color: bool, since: 
     prometheus = _connect(url, ca_file, timeout)
     try:
         ledger = ledger_usage.usage(prometheus, end - since, end, by, price_list, advise)
+    except ledger_usage.WindowError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--since'/'--until'") from None
     except LedgerError as exc:
         _fail(str(exc))
     currency = None if price_list is None else price_list.currency

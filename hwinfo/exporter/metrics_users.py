@@ -26,21 +26,38 @@ def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:
             )
 
 
-def _mig_device_users(s: Snapshot) -> Iterator[Sample]:
-    """GPU memory per user on each MIG device: who holds which slice of a GPU."""
+def _user_sm_utilization(s: Snapshot) -> Iterator[Sample]:
+    """Per user and whole GPU, the sum of NVML's latest per-process SM samples: each user's own
+    activity on a shared GPU. Absent for a user none of whose processes has a sample (MIG,
+    vGPU, old boards, an empty sample buffer): the ledger then falls back to the device's."""
+    for gpu in gpus(s):
+        if gpu.lost or (gpu.mig is not None and gpu.mig.enabled):
+            continue
+        busy: dict[str, float] = {}
+        for proc in gpu.processes or ():
+            if proc.sm_utilization_ratio is not None:
+                user = proc.charged_user or UNKNOWN_USER
+                busy[user] = busy.get(user, 0.0) + proc.sm_utilization_ratio
+        for user, ratio in sorted(busy.items()):
+            yield (str(gpu.index), gpu.uuid or "", user), ratio
+
+
+def _mig_device_users(s: Snapshot, count: bool = False) -> Iterator[Sample]:
+    """Per user on each MIG device: GPU memory (of processes that report it), or with `count`
+    the number of processes, memory reported or not: who holds which slice of a GPU."""
     for gpu in gpus(s):
         if gpu.lost or gpu.mig is None:
             continue
         for device in gpu.mig.devices:
             held: dict[str, float] = {}
             for proc in device.processes or ():
-                if proc.used_memory_bytes is not None:
+                if count or proc.used_memory_bytes is not None:
                     user = proc.charged_user or UNKNOWN_USER
-                    held[user] = held.get(user, 0.0) + proc.used_memory_bytes
+                    held[user] = held.get(user, 0.0) + (1 if count else proc.used_memory_bytes or 0)
             ids = tuple("" if v is None else str(v)
                         for v in (device.gpu_instance_id, device.compute_instance_id))
-            for user, used in sorted(held.items()):
-                yield (str(gpu.index), gpu.uuid or "", *ids, user), used
+            for user, value in sorted(held.items()):
+                yield (str(gpu.index), gpu.uuid or "", *ids, user), value
 
 
 def _attributed(s: Snapshot) -> Iterator[Sample]:
@@ -106,6 +123,15 @@ METRICS: tuple[Metric, ...] = (
         lambda s: _users(s, "processes"),
     ),
     Metric(
+        "gpu_user_sm_utilization_ratio",
+        "gauge",
+        "Sum of NVML's latest SM utilization samples of a user's processes on a whole GPU "
+        "(absent where none of them has a sample).",
+        (*GPU_LABELS, "user"),
+        "gpu.gpus[].processes[].sm_utilization_ratio",
+        _user_sm_utilization,
+    ),
+    Metric(
         "gpu_user_accounted_processes_total",
         "counter",
         "A user's processes that NVML accounting saw start and end between two samples "
@@ -137,6 +163,14 @@ METRICS: tuple[Metric, ...] = (
         (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
         "gpu.gpus[].mig.devices[].processes[].used_memory_bytes",
         _mig_device_users,
+    ),
+    Metric(
+        "mig_device_user_processes",
+        "gauge",
+        "A user's processes on one MIG device (with or without a memory figure).",
+        (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user"),
+        "gpu.gpus[].mig.devices[].processes[]",
+        lambda s: _mig_device_users(s, count=True),
     ),
     Metric(
         "gpu_attributed_memory_used_bytes",

@@ -21,9 +21,11 @@ FORGET_AFTER = "1h"
 
 _SERIES = (
     "hwinfo_gpu_info", "hwinfo_gpu_memory_total_bytes", "hwinfo_gpu_memory_used_bytes",
+    "hwinfo_gpu_memory_free_bytes", "hwinfo_gpu_user_processes",
     "hwinfo_gpu_processes", "hwinfo_gpu_mig_enabled", "hwinfo_gpu_lost",
     "hwinfo_gpu_user_memory_used_bytes", "hwinfo_mig_device_info", "hwinfo_mig_device_processes",
-    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_gpu_instance_memory_total_bytes",
+    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
+    "hwinfo_mig_gpu_instance_memory_total_bytes",
     "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
 )
 _NOW = '{__name__=~"' + "|".join(_SERIES) + '"}'
@@ -44,7 +46,8 @@ class MigDevice:
     mig_uuid: str
     memory_total_bytes: float | None = None
     processes: float | None = None
-    holders: dict[str, float] = field(default_factory=dict)  # user -> bytes
+    # user -> bytes; None: their processes are on it but NVML reports no memory for them
+    holders: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def free(self) -> bool:
@@ -67,10 +70,13 @@ class Gpu:
     model: str = ""
     memory_total_bytes: float | None = None
     memory_used_bytes: float | None = None
+    # What a job can get: total minus the driver's reserve minus what is used (NVML's free).
+    memory_free_bytes: float | None = None
     processes: float | None = None
     mig_enabled: bool = False
     lost: bool = False
-    holders: dict[str, float] = field(default_factory=dict)
+    # user -> bytes; None: their processes are on it but NVML reports no memory for them
+    holders: dict[str, float | None] = field(default_factory=dict)
     mig_devices: list[MigDevice] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
 
@@ -184,6 +190,8 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
                 device.processes = s.value
             elif name == "hwinfo_mig_device_user_memory_used_bytes":
                 device.holders[labels.get("user", "")] = s.value
+            elif name == "hwinfo_mig_device_user_processes" and s.value > 0:
+                device.holders.setdefault(labels.get("user", ""), None)
             elif name == "hwinfo_mig_gpu_instance_memory_total_bytes":
                 device.memory_total_bytes = s.value
 
@@ -208,6 +216,8 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
         gpu.memory_total_bytes = value
     elif name == "hwinfo_gpu_memory_used_bytes":
         gpu.memory_used_bytes = value
+    elif name == "hwinfo_gpu_memory_free_bytes":
+        gpu.memory_free_bytes = value
     elif name == "hwinfo_gpu_processes":
         gpu.processes = value
     elif name == "hwinfo_gpu_mig_enabled":
@@ -216,6 +226,8 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
         gpu.lost = value == 1
     elif name == "hwinfo_gpu_user_memory_used_bytes":
         gpu.holders[labels.get("user", "")] = value
+    elif name == "hwinfo_gpu_user_processes" and value > 0:
+        gpu.holders.setdefault(labels.get("user", ""), None)
     elif name in ("hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"):
         profile = next((p for p in gpu.profiles if p.name == labels.get("profile")), None)
         if profile is None:
@@ -235,8 +247,8 @@ def _fits(hosts: list[Host], need: int) -> Iterator[Fit]:
             if gpu.lost:
                 continue
             where = (host.instance, gpu.index, gpu.uuid, gpu.model)
-            if gpu.free and (gpu.memory_total_bytes or 0) >= need:
-                yield Fit("gpu", *where, gpu.memory_total_bytes or 0)
+            if gpu.free and (gpu.memory_free_bytes or 0) >= need:
+                yield Fit("gpu", *where, gpu.memory_free_bytes or 0)
             if not gpu.mig_enabled:
                 continue
             for device in gpu.mig_devices:

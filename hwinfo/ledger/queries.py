@@ -20,12 +20,18 @@ SHARE_RECORDS = {
     "unknown": "hwinfo:ledger_unknown:share",
     "utilization": "hwinfo:ledger_utilization:share",
     "energy": "hwinfo:ledger_power:watts",
+    "device_judged": "hwinfo:ledger_device_judged:share",
+    "unmetered": "hwinfo:ledger_unmetered:share",
 }
-# The same shares per Slurm job, pod and container (the ledger's attribution group).
+# The same shares per Slurm job, pod and container (the ledger's attribution rules).
 ATTRIBUTED_HELD_RECORD = "hwinfo:ledger_attributed_held:share"
-ATTRIBUTED_RECORDS = {name: record.replace("hwinfo:ledger_", "hwinfo:ledger_attributed_")
-                      for name, record in SHARE_RECORDS.items()}
+ATTRIBUTED_RECORDS = {name: SHARE_RECORDS[name].replace("hwinfo:ledger_", "hwinfo:ledger_attributed_")
+                      for name in ("held", "busy", "idle", "unknown", "utilization", "energy")}
 ATTRIBUTED_MEMORY = "hwinfo_gpu_attributed_memory_used_bytes"
+# Each GPU that could not be seen at an evaluation (host down, data stale): nobody's.
+UNSEEN_RECORD = "hwinfo:ledger_unseen:gpus"
+# 1 at each evaluation of the rules: how much of a range they cover.
+EVALUATIONS_RECORD = "hwinfo:ledger_evaluations:count"
 # Counters of processes that started and ended between two samples (NVML accounting).
 ACCOUNTED_COUNTERS = {
     "accounted": "hwinfo_gpu_user_accounted_seconds_total",
@@ -82,6 +88,8 @@ def usage(by: str, window: str) -> list[str]:
                  for name, counter in ACCOUNTED_COUNTERS.items()}
     measures["peak_memory"] = (
         f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
+    measures["unseen"] = f"sum by (instance, model) (sum_over_time({UNSEEN_RECORD}[{window}]))"
+    measures["evaluations"] = f"max(sum_over_time({EVALUATIONS_RECORD}[{window}]))"
     measures["gpus"] = models(window)
     return _parts(measures)
 
@@ -101,6 +109,7 @@ def attributed_usage(label: str, window: str) -> list[str]:
                 for name, record in ATTRIBUTED_RECORDS.items()}
     measures["peak_memory"] = (f"max by ({GPU_KEY}, {label}) "
                                f"(max_over_time({ATTRIBUTED_MEMORY}{only}[{window}]))")
+    measures["evaluations"] = f"max(sum_over_time({EVALUATIONS_RECORD}[{window}]))"
     measures["gpus"] = models(window)
     return _parts(measures)
 
@@ -116,14 +125,15 @@ def profiles(window: str) -> dict[str, str]:
 
 
 def advice(window: str) -> str:
-    """What --advise weighs: each user's time, activity and peak memory on whole GPUs, per
-    model, and the MIG profiles each model offers."""
+    """What --advise weighs: each hold (a user on a whole GPU): its time, activity and peak
+    memory, and the MIG profiles each model offers (where some GPU of it exports them)."""
     whole = 'gpu_instance_id=""'
+    hold = f"{GPU_KEY}, user, model"
     return union({
-        "whole_held": f"sum by (user, model) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
-        "whole_utilization": "sum by (user, model) (sum_over_time("
+        "whole_held": f"sum by ({hold}) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
+        "whole_utilization": f"sum by ({hold}) (sum_over_time("
                              f"{SHARE_RECORDS['utilization']}{{{whole}}}[{window}]))",
-        "whole_peak_memory": "max by (user, model) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
+        "whole_peak_memory": f"max by ({hold}) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
                              f"[{window}]) * on({GPU_KEY}) group_left(model) {whole_gpus(window)})",
         **profiles(window),
     })

@@ -23,7 +23,8 @@ NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
 _USAGE_FIELDS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
                  "unknown_gpu_seconds", "accounted_gpu_seconds", "mean_utilization_ratio",
-                 "peak_memory_bytes", "energy_joules")
+                 "peak_memory_bytes", "energy_joules", "device_judged_gpu_seconds",
+                 "unmetered_gpu_seconds", "unseen_gpu_seconds")
 
 
 def _when(t: float) -> str:
@@ -31,9 +32,11 @@ def _when(t: float) -> str:
 
 
 def _usage_record(row: Usage, with_cost: bool) -> dict[str, Any]:
-    record = {name: getattr(row, name) for name in _USAGE_FIELDS}
+    record: dict[str, Any] = {name: getattr(row, name) for name in _USAGE_FIELDS}
     if with_cost:
         record["cost"] = row.cost
+        # A cost without the GPU-hours of models that have no price: partial.
+        record["unpriced_models"] = ";".join(sorted(row.unpriced_models))
     return record
 
 
@@ -42,6 +45,7 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
     document: dict[str, Any] = {
         "since": ledger.since, "until": ledger.until, "by": ledger.by,
         "rule_interval_seconds": ledger.interval_seconds,
+        "covered_seconds": ledger.covered_seconds,
         "rows": [{ledger.by: row.key, **_usage_record(row, with_cost)} for row in ledger.rows],
         "totals": _usage_record(ledger.total, with_cost),
     }
@@ -56,7 +60,8 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
 def usage_csv(ledger: Ledger, currency: str | None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    header = [ledger.by, *_USAGE_FIELDS, *(["cost"] if currency is not None else [])]
+    header = [ledger.by, *_USAGE_FIELDS,
+              *(["cost", "unpriced_models"] if currency is not None else [])]
     writer.writerow(header)
     for row in [*ledger.rows, ledger.total]:
         record = _usage_record(row, currency is not None)
@@ -65,10 +70,12 @@ def usage_csv(ledger: Ledger, currency: str | None) -> str:
     return out.getvalue()
 
 
-def _number(value: float | None) -> str:
+def _number(value: float | str | None) -> str:
     """A CSV cell: whole numbers (bytes) whole, others to a millionth, nothing for n/a."""
     if value is None:
         return ""
+    if isinstance(value, str):
+        return value
     return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0")
 
 
@@ -84,6 +91,9 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     section.line(f"GPU-hours: hours of one whole GPU (a 3g.40gb of an A100 held an hour is "
                  f"0.43); range {duration(span)}, rules every {ledger.interval_seconds:g} s")
     header = [ledger.by.upper(), "HELD", "BUSY", "IDLE", "UNKNOWN", "UTIL", "PEAK MEM", "kWh"]
+    unseen = bool(ledger.total.unseen_gpu_seconds)
+    if unseen:
+        header.insert(5, "UNSEEN")
     if currency is not None:
         header.append(f"COST {currency}".strip())
     rows = []
@@ -94,6 +104,8 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
                  NA if row.mean_utilization_ratio is None else percent(row.mean_utilization_ratio),
                  NA if row.peak_memory_bytes is None else size(row.peak_memory_bytes),
                  f"{row.energy_joules / JOULES_PER_KWH:.1f}"]
+        if unseen:
+            cells.insert(5, "" if row.unseen_gpu_seconds is None else _hours(row.unseen_gpu_seconds))
         if currency is not None:
             cells.append(NA if row.cost is None else f"{row.cost:.2f}")
         rows.append(cells)
@@ -114,10 +126,12 @@ def _advice_lines(section: Section, ledger: Ledger) -> None:
     for a in ledger.advice or ():
         peak = NA if a.peak_memory_bytes is None else size(a.peak_memory_bytes)
         mean = NA if a.mean_utilization_ratio is None else percent(a.mean_utilization_ratio)
-        what = (f"{a.profile} would do: frees {_hours(a.freed_gpu_seconds)} GPU-hours"
-                if a.profile else "no smaller MIG profile holds this")
-        section.line(f"{a.user} on {a.model}: {_hours(a.held_gpu_seconds)} GPU-hours on whole "
-                     f"GPUs, peak {peak}, mean {mean}: {what}")
+        what = {"release": f"idle: release it, frees {_hours(a.freed_gpu_seconds)} GPU-hours",
+                "profile": f"{a.profile} would do: frees {_hours(a.freed_gpu_seconds)} GPU-hours",
+                "none": "no smaller MIG profile holds this",
+                "no_profile_data": "no verdict: no MIG profile data for this model"}[a.verdict]
+        section.line(f"{a.user} on GPU {a.gpu} of {a.instance} ({a.model}): "
+                     f"{_hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")
     idle = [row for row in ledger.rows if row.idle_held_gpu_seconds > 0]
     if idle and ledger.by == "user":
         wasted = ", ".join(f"{row.key} {_hours(row.idle_held_gpu_seconds)}"
@@ -129,6 +143,7 @@ def _gpu_record(gpu: Gpu) -> dict[str, Any]:
     return {
         "index": gpu.index, "uuid": gpu.uuid, "model": gpu.model,
         "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
+        "memory_free_bytes": gpu.memory_free_bytes,
         "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
         "free": gpu.free,
         "holders": [{"user": u, "memory_used_bytes": b} for u, b in sorted(gpu.holders.items())],
@@ -152,8 +167,9 @@ def fleet_json(fleet: Fleet) -> str:
     return to_json(document) + "\n"
 
 
-def _holders(holders: dict[str, float]) -> str:
-    return ", ".join(f"{u} {size(b)}" for u, b in sorted(holders.items(), key=lambda kv: -kv[1]))
+def _holders(holders: dict[str, float | None]) -> str:
+    return ", ".join(f"{u} {NA if b is None else size(b)}"
+                     for u, b in sorted(holders.items(), key=lambda kv: -(kv[1] or 0)))
 
 
 def _gpu_state(gpu: Gpu, host_state: str) -> str:

@@ -21,6 +21,12 @@ JOULES_PER_KWH = 3.6e6
 # years are 3e11, their energy 1e15 J, a GPU's memory 1e12 bytes. A larger figure, or a
 # negative one, is not from the ledger's rules, and sums of it would overflow.
 MAX_FIGURE = 1e16
+# The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
+IDLE_RATIO = 0.05
+
+
+class WindowError(LedgerError):
+    """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
 
 
 @dataclass
@@ -33,6 +39,11 @@ class Usage:
     idle_held_gpu_seconds: float = 0.0
     unknown_gpu_seconds: float = 0.0  # held where no activity signal exists
     accounted_gpu_seconds: float = 0.0  # processes that began and ended between two samples
+    device_judged_gpu_seconds: float = 0.0  # busy/idle judged by the device, not the user
+    unmetered_gpu_seconds: float = 0.0  # held on GPUs split by process count (no memory figure)
+    # GPU time no one could see (host down, data stale), charged to no one; None in rows of
+    # users, whose it cannot be.
+    unseen_gpu_seconds: float | None = 0.0
     utilization_gpu_seconds: float = 0.0  # held x activity: the numerator of the mean
     peak_memory_bytes: float | None = None
     energy_joules: float = 0.0
@@ -48,13 +59,20 @@ class Usage:
 
 @dataclass(frozen=True)
 class Advice:
+    """For one hold: a user on one whole GPU."""
+
     user: str
     model: str
-    held_gpu_seconds: float  # on whole GPUs of this model
+    instance: str
+    gpu: str
+    held_gpu_seconds: float
     mean_utilization_ratio: float | None
     peak_memory_bytes: float | None
-    profile: str | None  # the smallest MIG profile that would do; None: none would
-    freed_gpu_seconds: float  # what moving to it would give back
+    # release (idle: give it back), profile (a smaller MIG profile would do), none (no
+    # smaller profile holds it), no_profile_data (no GPU of the model exports its profiles)
+    verdict: str
+    profile: str | None  # with verdict "profile": the smallest that would do
+    freed_gpu_seconds: float  # what following the advice would give back
 
 
 @dataclass
@@ -63,6 +81,7 @@ class Ledger:
     until: float
     by: str
     interval_seconds: float  # of the recording rules
+    covered_seconds: float | None  # evaluations in the range x the interval; None: not known
     rows: list[Usage]
     total: Usage
     advice: list[Advice] | None = None
@@ -89,6 +108,10 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     attributed = by in ATTRIBUTED_BY
     group = ledger_group(prometheus.rule_groups(), prometheus.url,
                          queries.ATTRIBUTED_HELD_RECORD if attributed else queries.HELD_RECORD)
+    interval = group.interval_seconds
+    if until - since < interval:
+        raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
+                          f"interval ({interval:g} s): no figure can be told for it")
     span = window(until - since)
     asked = (queries.attributed_usage(_LABEL[by], span) if attributed
              else queries.usage(_LABEL[by], span))
@@ -97,20 +120,71 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
-    rows = _rows(samples, _LABEL[by], group.interval_seconds, prices)
+    evaluations = sum(s.value for s in samples if s.labels.get("measure") == "evaluations")
+    held = any(s.labels.get("measure") == "held" for s in samples)
+    if evaluations < 1 and not held:
+        raise WindowError("no evaluation of the ledger's rules falls in the range (before they "
+                          "were loaded, or while Prometheus was down): no figure can be told")
+    unseen = [s for s in samples if s.labels.get("measure") == "unseen"]
+    rows = _rows([s for s in samples if s.labels.get("measure") not in ("unseen", "evaluations")],
+                 _LABEL[by], interval, prices)
+    if by in ("host", "model"):
+        _add_unseen(rows, unseen, _LABEL[by], interval)
     total = _total(rows, prices)
-    ledger = Ledger(since, until, by, group.interval_seconds, rows, total)
-    if not rows:
-        ledger.notes.append(f"no {by} held a GPU in this range" if attributed
-                            else "no GPU was held in this range")
-    if prices is not None:
-        for model in sorted(total.unpriced_models):
-            ledger.notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
+    total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
+    # Held shares but no count: recorded by rules older than the count; coverage unknown.
+    covered = evaluations * interval if evaluations >= 1 else None
+    ledger = Ledger(since, until, by, interval, covered, rows, total)
+    _notes(ledger, unseen, prices)
     if advise:
         ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
-                                          prometheus.url),
-                                group.interval_seconds, ledger.notes)
+                                          prometheus.url), interval, ledger.notes)
     return ledger
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f}"
+
+
+def _add_unseen(rows: list[Usage], unseen: list[Sample], label: str, interval: float) -> None:
+    """Unseen time in the rows of hosts or models (a row of its own where nothing was held)."""
+    by_key = {row.key: row for row in rows}
+    for s in unseen:
+        key = s.labels.get(label, "")
+        if key not in by_key:
+            by_key[key] = Usage(key)
+            rows.append(by_key[key])
+        by_key[key].unseen_gpu_seconds = (by_key[key].unseen_gpu_seconds or 0.0) + s.value * interval
+
+
+def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None) -> None:
+    notes, total, span = ledger.notes, ledger.total, ledger.until - ledger.since
+    if not any(row.held_gpu_seconds for row in ledger.rows):
+        notes.append(f"no {ledger.by} held a GPU in this range" if ledger.by in ATTRIBUTED_BY
+                     else "no GPU was held in this range")
+    if ledger.covered_seconds is None:
+        notes.append("recorded by ledger rules that did not count their evaluations (before "
+                     "hwinfo-ledger.yml was updated): time they did not cover cannot be told")
+    elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
+        notes.append(f"the rules evaluated {ledger.covered_seconds:g} s of the range's {span:g} s "
+                     "(not loaded yet, or Prometheus down): the rest is in no figure")
+    hosts: dict[str, float] = defaultdict(float)
+    for s in unseen:
+        hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds
+    if hosts:
+        notes.append("not seen (down or stale), charged to no one: " + ", ".join(
+            f"{host} {_hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
+    unmetered = [row.key for row in ledger.rows if row.unmetered_gpu_seconds > 0]
+    if unmetered:
+        notes.append(f"NVML reported no memory for some processes on GPUs held by {', '.join(unmetered)}: "
+                     "those GPUs were split among their holders by process count")
+    if total.device_judged_gpu_seconds > 0:
+        notes.append("busy or idle judged by the device's activity, not the holder's own "
+                     f"(no per-process samples): {_hours(total.device_judged_gpu_seconds)} of "
+                     f"{_hours(total.held_gpu_seconds)} GPU-hours held")
+    if prices is not None:
+        for model in sorted(total.unpriced_models):
+            notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
 
 
 def plausible(samples: list[Sample], url: str) -> list[Sample]:
@@ -140,7 +214,7 @@ def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | N
         if "model" not in labels:  # a raw series' figure, per GPU: its model from the map
             labels = {**labels, "model": model_of.get(_gpu_key(labels), "")}
         key = labels.get(label, "")
-        row = rows.setdefault(key, Usage(key))
+        row = rows.setdefault(key, Usage(key, unseen_gpu_seconds=None if label == "user" else 0.0))
         value = sample.value
         if measure == "peak_memory":
             row.peak_memory_bytes = max(row.peak_memory_bytes or 0.0, value)
@@ -152,13 +226,17 @@ def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | N
     if prices is not None:
         for key, row in rows.items():
             _price(row, held_by_model[key], prices)
-    return sorted(rows.values(), key=lambda r: (-r.held_gpu_seconds, r.key))
+    # A user whose every figure is 0 (accounting counters served at 0) is no row.
+    kept = [row for row in rows.values()
+            if row.held_gpu_seconds or row.energy_joules or row.peak_memory_bytes]
+    return sorted(kept, key=lambda r: (-r.held_gpu_seconds, r.key))
 
 
 _FIELDS = {"held": "held_gpu_seconds", "busy": "busy_gpu_seconds",
            "idle": "idle_held_gpu_seconds", "unknown": "unknown_gpu_seconds",
            "utilization": "utilization_gpu_seconds", "energy": "energy_joules",
-           "accounted_utilization": "utilization_gpu_seconds"}
+           "accounted_utilization": "utilization_gpu_seconds",
+           "device_judged": "device_judged_gpu_seconds", "unmetered": "unmetered_gpu_seconds"}
 
 
 def _add(row: Usage, measure: str, value: float) -> None:
@@ -185,7 +263,7 @@ def _total(rows: list[Usage], prices: Prices | None) -> Usage:
     for row in rows:
         for name in ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
                      "unknown_gpu_seconds", "accounted_gpu_seconds", "utilization_gpu_seconds",
-                     "energy_joules"):
+                     "device_judged_gpu_seconds", "unmetered_gpu_seconds", "energy_joules"):
             setattr(total, name, getattr(total, name) + getattr(row, name))
         if row.peak_memory_bytes is not None:
             total.peak_memory_bytes = max(total.peak_memory_bytes or 0.0, row.peak_memory_bytes)
@@ -196,36 +274,46 @@ def _total(rows: list[Usage], prices: Prices | None) -> Usage:
 
 
 def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Advice]:
-    """For each user on whole GPUs of a model: the smallest MIG profile of that model whose
-    memory holds their peak and whose share of the GPU covers their mean activity."""
-    held: dict[tuple[str, str], float] = defaultdict(float)
-    busy: dict[tuple[str, str], float] = defaultdict(float)
-    peak: dict[tuple[str, str], float] = {}
+    """For each hold (a user on a whole GPU): release it if idle, else the smallest MIG
+    profile of its model whose memory holds its peak and whose share covers its activity."""
+    held: dict[tuple[str, ...], float] = defaultdict(float)
+    busy: dict[tuple[str, ...], float] = defaultdict(float)
+    peak: dict[tuple[str, ...], float] = {}
     profiles: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for s in samples:
         measure, labels = s.labels.get("measure"), s.labels
-        user_model = (labels.get("user", ""), labels.get("model", ""))
+        hold = tuple(labels.get(k, "") for k in ("user", "model", "instance", "gpu"))
         if measure == "whole_held":
-            held[user_model] += s.value * interval
+            held[hold] += s.value * interval
         elif measure == "whole_utilization":
-            busy[user_model] += s.value * interval
+            busy[hold] += s.value * interval
         elif measure == "whole_peak_memory":
-            peak[user_model] = s.value
+            peak[hold] = max(peak.get(hold, 0.0), s.value)
         elif measure in ("profile_memory", "profile_share"):
             profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
     advice = []
-    for (user, model), seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
+    for hold, seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
         if seconds <= 0:
             continue
-        mean = min(1.0, busy[(user, model)] / seconds)
-        memory = peak.get((user, model))
+        user, model, instance, gpu = hold
+        mean = min(1.0, busy[hold] / seconds)
+        memory = peak.get(hold)
         offered = profiles.get(model)
-        missing = f"no MIG profile data for {model}: no GPU of it exports its profiles"
-        if not offered and missing not in notes:
-            notes.append(missing)
-        fit = None if memory is None else smallest_fit(offered or {}, memory, mean)
-        freed = 0.0 if fit is None else seconds * (1 - fit[1])
-        advice.append(Advice(user, model, seconds, mean, memory, fit and fit[0], freed))
+        profile, freed = None, 0.0
+        if mean <= IDLE_RATIO:
+            verdict, freed = "release", seconds
+        elif not offered:
+            verdict = "no_profile_data"
+            missing = f"no MIG profile data for {model}: no GPU of it exports its profiles"
+            if missing not in notes:
+                notes.append(missing)
+        else:
+            fit = None if memory is None else smallest_fit(offered, memory, mean)
+            verdict = "none" if fit is None else "profile"
+            if fit is not None:
+                profile, freed = fit[0], seconds * (1 - fit[1])
+        advice.append(Advice(user, model, instance, gpu, seconds, mean, memory, verdict,
+                             profile, freed))
     return advice
 
 

@@ -56,9 +56,10 @@ def rules_every_second(workdir: Path, **replace: str) -> Path:
 
 
 @contextmanager
-def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB
+def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, **rules: str
         ) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
-    """One `hwinfo serve` per host and a Prometheus with the ledger rules, scraped enough."""
+    """One `hwinfo serve` per host and a Prometheus with the ledger rules (texts in them
+    replaced as `rules_every_second` does), scraped enough."""
     with ExitStack() as running:
         daemons = {}
         for name, scenario in hosts.items():
@@ -67,6 +68,7 @@ def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB
             daemons[name] = running.enter_context(
                 serving("--simulate", str(path), "--interval", "0.5"))
         stack = running.enter_context(prometheus_scraping(
-            list(daemons.values()), workdir / "prometheus", rule_files=[rules_every_second(workdir)]))
+            list(daemons.values()), workdir / "prometheus",
+            rule_files=[rules_every_second(workdir, **rules)]))
         stack.wait_until_scraped()
         yield stack, daemons

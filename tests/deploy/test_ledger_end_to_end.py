@@ -84,14 +84,17 @@ def test_usage_costs_and_advice(stack: Stack, tmp_path: Path) -> None:
     # 3600 per GPU-hour is 1 per GPU-second.
     assert rows["erin"]["cost"] == pytest.approx(rows["erin"]["held_gpu_seconds"])
     assert document["currency"] == "EUR"
-    # The MIG host exports the A100's profiles: erin's 8.8 GiB at 0 % fits a 1g.10gb, which
-    # would free 6/7 of her GPU-hours; alice's 39 GiB at 90 % fits nothing smaller.
-    advice = {a["user"]: a for a in document["advice"]}
-    assert set(advice) == {"alice", "erin"}  # carol is on MIG already
-    assert advice["erin"]["profile"] == "1g.10gb"
-    assert advice["erin"]["freed_gpu_seconds"] == pytest.approx(
-        advice["erin"]["held_gpu_seconds"] * 6 / 7)
-    assert advice["alice"]["profile"] is None and advice["alice"]["freed_gpu_seconds"] == 0
+    # Advice per hold. The MIG host exports the A100's profiles: alice's 39 GiB at 90 % fits
+    # nothing smaller on any of her 8 GPUs; erin's GPU is idle: release it, which frees all
+    # of her GPU-hours.
+    advice = document["advice"]
+    assert sorted({a["user"] for a in advice}) == ["alice", "erin"]  # carol is on MIG already
+    alice = [a for a in advice if a["user"] == "alice"]
+    assert sorted(a["gpu"] for a in alice) == [str(i) for i in range(8)]
+    assert all(a["verdict"] == "none" and a["freed_gpu_seconds"] == 0 for a in alice)
+    [erin] = [a for a in advice if a["user"] == "erin"]
+    assert erin["verdict"] == "release"
+    assert erin["freed_gpu_seconds"] == erin["held_gpu_seconds"]
 
 
 def test_usage_text_and_csv(stack: Stack) -> None:

@@ -44,3 +44,20 @@ def test_device_shares_and_per_device_user_memory() -> None:
         key = (d["gpu"], d["gpu_instance_id"], d["user"])
         got[key] = got.get(key, 0) + value
     assert got == expected
+
+
+def test_per_device_user_process_counts_include_processes_without_memory(tmp_path: Path) -> None:
+    # dan's two processes on the 3g.40gb report no memory: they still count, and he has no
+    # memory series there; carol's one process counts beside them.
+    scenario = tmp_path / "mig.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "MIG, memory not reported", "gpus": [
+        {"board": "A100-SXM4-80GB",
+         "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "start": 4, "id": 2}]},
+         "processes": [
+             {"pid": p, "used_memory_mib": mib, "user": user, "command": "x",
+              "gpu_instance_id": 2, "compute_instance_id": 0}
+             for p, user, mib in ((10, "dan", None), (11, "dan", None), (12, "carol", 1000))]}]}))
+    counts = samples(str(scenario), "hwinfo_mig_device_user_processes")
+    assert {dict(k)["user"]: v for k, v in counts.items()} == {"dan": 2, "carol": 1}
+    memory = samples(str(scenario), "hwinfo_mig_device_user_memory_used_bytes")
+    assert {dict(k)["user"] for k in memory} == {"carol"}

@@ -7,7 +7,7 @@ import pytest
 
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
-from hwinfo.ledger.usage import _advice, _rows, _total, ledger_group
+from hwinfo.ledger.usage import WindowError, _advice, _rows, _total, ledger_group, usage
 
 A100 = "NVIDIA A100-SXM4-80GB"
 
@@ -56,30 +56,94 @@ PROFILES = [
 ]
 
 
-@pytest.mark.parametrize(("peak_mib", "utilization", "profile"), [
-    (9000, 0.0, "1g.10gb"),   # small and idle: the smallest slice
-    (9000, 0.3, "3g.40gb"),   # small but 30 % busy: 1/7 of the compute would not do
-    (20000, 0.1, "3g.40gb"),  # too big for a 1g.10gb
-    (60000, 0.1, None),       # only the whole GPU holds it: no advice
-    (9000, 0.9, None),        # too busy for any slice
+HOLD = {"user": "ann", "model": A100, "instance": "h:9110", "gpu": "0"}
+
+
+@pytest.mark.parametrize(("peak_mib", "utilization", "verdict", "profile"), [
+    (9000, 0.0, "release", None),       # idle: give it back, whatever its size
+    (9000, 0.3, "profile", "3g.40gb"),  # small but 30 % busy: 1/7 of the compute would not do
+    (20000, 0.1, "profile", "3g.40gb"),  # too big for a 1g.10gb
+    (60000, 0.1, "none", None),         # only the whole GPU holds it: no advice
+    (9000, 0.9, "none", None),          # too busy for any slice
 ])
 def test_advice_takes_the_smallest_profile_that_holds_memory_and_activity(
-        peak_mib: int, utilization: float, profile: str | None) -> None:
+        peak_mib: int, utilization: float, verdict: str, profile: str | None) -> None:
     notes: list[str] = []
-    advice = _advice([sample("whole_held", 100, user="ann", model=A100),
-                      sample("whole_utilization", 100 * utilization, user="ann", model=A100),
-                      sample("whole_peak_memory", peak_mib * 2**20, user="ann", model=A100),
+    advice = _advice([sample("whole_held", 100, **HOLD),
+                      sample("whole_utilization", 100 * utilization, **HOLD),
+                      sample("whole_peak_memory", peak_mib * 2**20, **HOLD),
                       *PROFILES], 60.0, notes)
-    assert [(a.user, a.profile) for a in advice] == [("ann", profile)]
+    assert [(a.user, a.gpu, a.verdict, a.profile) for a in advice] == [("ann", "0", verdict, profile)]
     share = {"1g.10gb": 1 / 7, "3g.40gb": 3 / 7, None: 1.0}[profile]
-    assert advice[0].freed_gpu_seconds == pytest.approx(6000 * (1 - share))
+    freed = 6000 if verdict == "release" else 6000 * (1 - share)
+    assert advice[0].freed_gpu_seconds == pytest.approx(freed)
     assert notes == []
 
 
-def test_advice_without_profile_data_says_so_once() -> None:
+def test_advice_is_per_hold_not_one_lump_per_user() -> None:
+    # ann holds GPU 0 with 4 GiB at 10 % and GPU 1 with 30 GiB at 20 %: a 1g.10gb and a
+    # 3g.40gb, where one lump (30 GiB peak, 15 % mean) would ask one 3g.40gb.
+    small, big = {**HOLD, "gpu": "0"}, {**HOLD, "gpu": "1"}
+    advice = _advice([sample("whole_held", 100, **small), sample("whole_utilization", 10, **small),
+                      sample("whole_peak_memory", 4 * 2**30, **small),
+                      sample("whole_held", 100, **big), sample("whole_utilization", 20, **big),
+                      sample("whole_peak_memory", 30 * 2**30, **big), *PROFILES], 60.0, [])
+    assert sorted((a.gpu, a.profile) for a in advice) == [("0", "1g.10gb"), ("1", "3g.40gb")]
+
+
+def test_advice_without_profile_data_gives_no_verdict_and_says_so_once() -> None:
     notes: list[str] = []
-    advice = _advice([sample("whole_held", 1, user=u, model="Tesla T4") for u in ("a", "b")]
-                     + [sample("whole_peak_memory", 1, user=u, model="Tesla T4") for u in ("a", "b")],
-                     60.0, notes)
-    assert [a.profile for a in advice] == [None, None]
+    holds = [{**HOLD, "user": u, "model": "Tesla T4"} for u in ("a", "b")]
+    advice = _advice([sample("whole_held", 1, **h) for h in holds]
+                     + [sample("whole_utilization", 0.5, **h) for h in holds]
+                     + [sample("whole_peak_memory", 1, **h) for h in holds], 60.0, notes)
+    assert [(a.verdict, a.profile) for a in advice] == [("no_profile_data", None)] * 2
     assert notes == ["no MIG profile data for Tesla T4: no GPU of it exports its profiles"]
+
+
+def test_a_user_with_every_figure_zero_is_no_row() -> None:
+    rows = _rows([sample("accounted", 0, user="(unknown)", gpu="0", uuid="G", instance="h", job="j"),
+                  sample("held", 1, user="ann", model=A100)], "user", 60.0, None)
+    assert [row.key for row in rows] == ["ann"]
+    assert rows[0].unseen_gpu_seconds is None  # a user's row has no unseen time of its own
+
+
+class _Recorded:
+    """Stands in for Prometheus's answers (the end-to-end tests ask a real one): the ledger's
+    group at a 60 s interval, and these samples for every query of usage."""
+
+    url = "http://prometheus.test"
+
+    def __init__(self, samples: list[Sample]) -> None:
+        self.samples = samples
+
+    def rule_groups(self) -> list[RuleGroup]:
+        return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
+
+    def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
+        return [self.samples] + [[] for _ in exprs[1:]]
+
+
+GPUS = sample("gpus", 1, job="j", instance="h", gpu="0", uuid="G", model=A100)
+
+
+@pytest.mark.parametrize(("span", "samples", "expected"), [
+    (30, [GPUS, sample("evaluations", 1)], "shorter than the ledger rules' interval"),
+    (600, [GPUS], "no evaluation of the ledger's rules falls in the range"),
+])
+def test_ranges_the_rules_cannot_answer_are_refused(
+        span: float, samples: list[Sample], expected: str) -> None:
+    with pytest.raises(WindowError, match=expected):
+        usage(_Recorded(samples), 10_000 - span, 10_000, "user")  # type: ignore[arg-type]
+
+
+def test_time_the_rules_did_not_cover_is_noted() -> None:
+    # 3 evaluations of a minute in 10 minutes: 7 minutes are in no figure.
+    ledger = usage(_Recorded([GPUS, sample("evaluations", 3),  # type: ignore[arg-type]
+                              sample("held", 3, user="ann", model=A100)]), 9400, 10_000, "user")
+    assert ledger.covered_seconds == 180
+    assert any(n.startswith("the rules evaluated 180 s of the range's 600 s") for n in ledger.notes)
+    # Shares recorded by rules older than the count: said, not refused.
+    older = usage(_Recorded([GPUS, sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
+                  9400, 10_000, "user")
+    assert older.covered_seconds is None and any("did not count" in n for n in older.notes)

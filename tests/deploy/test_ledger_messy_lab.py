@@ -1,0 +1,313 @@
+"""The ledger on a shared, messy lab whose truth is known (issue 17), against a real
+Prometheus evaluating the shipped rules every second:
+
+  shared    GPU 0: ana holds 1000 MiB at 0 % SM, ben 3000 MiB at 60 % (the GPU at 60 %);
+            GPU 1 (50 %): cy's two processes have no memory figure, dan holds 1000 MiB;
+            GPU 2 in MIG mode: on a 3g.40gb, eve's two processes have no memory figure, fin
+            holds 1000 MiB
+  stops     fay holds an idle GPU; her daemon is stopped mid-window
+  hangs     gus holds an idle GPU; NVML hangs after a few samples (stale, still answering)
+  restarts  erin holds an idle A100 40 GB beside an empty one; her daemon is restarted while
+            her idle-holder alert fires
+
+Figures are compared with the truth computed by hand, to within one rule evaluation at each
+edge of the window (and of a host's stop, where a scrape adds one more second)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.deploy.ledger_stack import A100, lab
+from tests.deploy.prometheus_stack import Stack, wait_for
+from tests.exporter.serving import Daemon, serving
+
+INTERVAL = 1.0  # the rules' evaluation interval in this lab
+SCRAPE = 1.0  # Prometheus's scrape interval here
+FOR = "3s"  # the idle-holder alert's `for`, shortened
+MIB = 2**20
+
+
+def _process(pid: int, user: str, mib: int | None, sm: int | None = None) -> dict[str, Any]:
+    proc: dict[str, Any] = {"pid": pid, "used_memory_mib": mib, "user": user, "command": "python job.py"}
+    return proc if sm is None else {**proc, "sm_percent": sm}
+
+
+def _idle_host(user: str, pid: int, **more: Any) -> dict[str, Any]:
+    return {"format": 1, "description": f"{user} holds an idle GPU", "gpus": [
+        {"board": A100, "utilization_gpu_percent": 0, "power_draw_w": 60,
+         "processes": [_process(pid, user, 1000)]}], **more}
+
+
+HOSTS = {
+    "shared": {"format": 1, "description": "a shared GPU; processes without memory", "gpus": [
+        {"board": A100, "utilization_gpu_percent": 60, "power_draw_w": 300,
+         "processes": [_process(100, "ana", 1000, sm=0), _process(101, "ben", 3000, sm=60)]},
+        {"board": A100, "utilization_gpu_percent": 50, "power_draw_w": 200,
+         "processes": [_process(200, "cy", None), _process(201, "cy", None),
+                       _process(202, "dan", 1000)]},
+        {"board": A100, "power_draw_w": 100,
+         "mig": {"enabled": True, "gpu_instances": [{"profile": "3g.40gb", "start": 4, "id": 2}]},
+         "processes": [{**_process(pid, user, mib), "gpu_instance_id": 2, "compute_instance_id": 0}
+                       for pid, user, mib in ((210, "eve", None), (211, "eve", None),
+                                              (212, "fin", 1000))]}]},
+    "stops": _idle_host("fay", 300),
+    # From the 20th sample (10 s at 0.5 s), every power reading blocks for 10 minutes.
+    "hangs": _idle_host("gus", 400, faults=[
+        {"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 600, "after_samples": 20}]),
+    "restarts": {"format": 1, "description": "erin idle on an A100 40 GB; an empty one", "gpus": [
+        {"board": "A100-SXM4-40GB", "utilization_gpu_percent": 0, "power_draw_w": 60,
+         "processes": [_process(500, "erin", 1000)]},
+        {"board": "A100-SXM4-40GB", "utilization_gpu_percent": 0, "power_draw_w": 50,
+         "processes": []}]},
+}
+
+
+def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True,
+                          check=False, text=True, timeout=60)
+
+
+def answer(*args: str) -> Any:
+    done = hwinfo(*args, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@dataclass
+class Run:
+    """What happened in the lab, and when (Unix times)."""
+
+    stack: Stack
+    daemons: dict[str, Daemon]
+    started: float = 0.0  # Prometheus started
+    since: float = 0.0
+    stopped_at: float = 0.0
+    until: float = 0.0
+    alert_states: list[tuple[float, str | None, str | None]] = field(default_factory=list)
+
+    def usage(self, *args: str) -> Any:
+        return answer("usage", "--prometheus", self.stack.prometheus,
+                      "--since", self.span, "--until", f"{self.until:.3f}", *args)
+
+    @property
+    def span(self) -> str:
+        return f"{round((self.until - self.since) * 1000)}ms"
+
+
+def erin_s_alert(stack: Stack) -> tuple[str | None, str | None]:
+    """The state and activeAt of erin's idle-holder alert on Prometheus's /api/v1/alerts."""
+    for alert in stack.api("/api/v1/alerts", {})["alerts"]:
+        if alert["labels"].get("user") == "erin":
+            return alert["state"], alert["activeAt"]
+    return None, None
+
+
+def _restart(running: ExitStack, old: Daemon, scenario: Path, run: Run) -> Daemon:
+    """Stop a daemon and start it again on its port, recording erin's alert all along."""
+    port = old.rsplit(":", 1)[1]
+    old.proc.terminate()
+    old.proc.wait(timeout=10)
+
+    def scrape_failed() -> bool:
+        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
+        return bool(run.stack.query(f'up{{instance="127.0.0.1:{port}"}} == 0'))
+
+    wait_for("Prometheus to see the daemon gone", scrape_failed)
+    new = running.enter_context(serving("--simulate", str(scenario), "--interval", "0.5",
+                                        "--port", port))
+
+    def scraped_again() -> bool:
+        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
+        return bool(run.stack.query('hwinfo:ledger_held:share{user="erin"}'))
+
+    wait_for("erin's hold to be recorded again", scraped_again)
+    for _ in range(10):  # and a few evaluations after
+        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
+        time.sleep(0.3)
+    return new
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    workdir = tmp_path_factory.mktemp("messy")
+    with ExitStack() as running:
+        started = time.time()
+        stack, daemons = running.enter_context(lab(workdir, HOSTS, **{"for: 1h": f"for: {FOR}"}))
+        result = Run(stack, daemons, started)
+        with stack.logs_on_failure():
+            wait_for("erin's idle-holder alert to fire",
+                     lambda: erin_s_alert(stack)[0] == "firing", timeout=40)
+            result.since = time.time()
+            _restart(running, daemons["restarts"], workdir / "restarts.json", result)
+            time.sleep(3)  # fay's hold is charged for a while in the window
+            daemons["stops"].proc.terminate()
+            daemons["stops"].proc.wait(timeout=10)
+            result.stopped_at = time.time()
+            wait_for("the stopped and the hung host to be unseen for a while", lambda: len(
+                stack.query("count_over_time(hwinfo:ledger_unseen:gpus[1m]) >= 5")) == 2,
+                timeout=60)
+            result.until = time.time()
+            yield result
+
+
+def near(value: float, truth: float, edges: float = 2 * INTERVAL) -> bool:
+    """Within `edges` seconds of GPU time (one evaluation at each edge)."""
+    return abs(value - truth) <= edges + 1e-6
+
+
+def test_a_shared_gpu_is_busy_or_idle_per_user(run: Run) -> None:
+    rows = {row["user"]: row for row in run.usage()["rows"]}
+    span = run.until - run.since
+    ana, ben = rows["ana"], rows["ben"]
+    assert near(ana["held_gpu_seconds"], 0.25 * span, 0.25 * 2 * INTERVAL)
+    assert near(ben["held_gpu_seconds"], 0.75 * span, 0.75 * 2 * INTERVAL)
+    # ana's own processes do nothing: all her time is idle, though ben keeps the GPU at 60 %.
+    assert ana["idle_held_gpu_seconds"] == ana["held_gpu_seconds"] and ana["busy_gpu_seconds"] == 0
+    assert ana["mean_utilization_ratio"] == 0
+    assert ben["busy_gpu_seconds"] == ben["held_gpu_seconds"]
+    assert ben["mean_utilization_ratio"] == pytest.approx(0.6)
+    assert ana["device_judged_gpu_seconds"] == ben["device_judged_gpu_seconds"] == 0
+
+
+def test_processes_without_memory_still_hold_and_are_noted(run: Run) -> None:
+    document = run.usage()
+    rows = {row["user"]: row for row in document["rows"]}
+    span = run.until - run.since
+    cy, dan = rows["cy"], rows["dan"]
+    # Split by process count, 2 : 1, and judged by the GPU's 50 % (no per-process samples).
+    assert near(cy["held_gpu_seconds"], 2 / 3 * span, 2 / 3 * 2 * INTERVAL)
+    assert cy["held_gpu_seconds"] / dan["held_gpu_seconds"] == pytest.approx(2, rel=0.05)
+    for row in (cy, dan):
+        assert row["unmetered_gpu_seconds"] == row["held_gpu_seconds"]
+        assert row["device_judged_gpu_seconds"] == row["held_gpu_seconds"]
+        assert row["busy_gpu_seconds"] == row["held_gpu_seconds"]
+    # The MIG device too: 2 : 1 of its 3/7, no activity signal (an A100): unknown, not idle.
+    eve, fin = rows["eve"], rows["fin"]
+    assert near(eve["held_gpu_seconds"], 2 / 7 * span, 2 / 7 * 2 * INTERVAL)
+    assert eve["held_gpu_seconds"] / fin["held_gpu_seconds"] == pytest.approx(2, rel=0.05)
+    for row in (eve, fin):
+        assert row["unmetered_gpu_seconds"] == row["held_gpu_seconds"] == row["unknown_gpu_seconds"]
+    assert any("NVML reported no memory" in note and "cy" in note and "eve" in note
+               for note in document["notes"])
+    assert any("judged by the device's activity" in note for note in document["notes"])
+    fleet = hwinfo("fleet", "--prometheus", run.stack.prometheus)
+    assert fleet.returncode == 0, fleet.stderr
+    assert "cy n/a" in fleet.stdout and "eve n/a" in fleet.stdout
+
+
+def test_unseen_time_is_said_never_charged_never_lost(run: Run) -> None:
+    span = run.until - run.since
+    by_host = {row["host"]: row for row in run.usage("--by", "host")["rows"]}
+    stops = by_host[run.daemons["stops"].removeprefix("http://")]
+    hangs = by_host[run.daemons["hangs"].removeprefix("http://")]
+    # Each GPU is held or unseen at every evaluation: none of the window is lost.
+    for host in (stops, hangs):
+        assert host["unseen_gpu_seconds"] > 0
+        assert near(host["held_gpu_seconds"] + host["unseen_gpu_seconds"], span)
+    # fay is charged up to her daemon's stop (and the scrape that finds it gone), not after.
+    held_until_stop = run.stopped_at - run.since
+    assert near(stops["held_gpu_seconds"], held_until_stop, 2 * INTERVAL + SCRAPE)
+    # Energy only while seen: 60 W times held time.
+    assert stops["energy_joules"] == pytest.approx(60 * stops["held_gpu_seconds"])
+    assert hangs["energy_joules"] == pytest.approx(60 * hangs["held_gpu_seconds"])
+    by_user = run.usage()
+    assert by_user["totals"]["unseen_gpu_seconds"] > stops["unseen_gpu_seconds"]
+    assert all(row["unseen_gpu_seconds"] is None for row in by_user["rows"])
+    note = next(n for n in by_user["notes"] if n.startswith("not seen"))
+    assert run.daemons["stops"].removeprefix("http://") in note
+    assert run.daemons["hangs"].removeprefix("http://") in note
+    table = list(csv.DictReader(io.StringIO(hwinfo(
+        "usage", "--prometheus", run.stack.prometheus, "--since", run.span,
+        "--until", f"{run.until:.3f}", "--by", "host", "--format", "csv").stdout)))
+    assert float(table[-1]["unseen_gpu_seconds"]) == pytest.approx(
+        by_user["totals"]["unseen_gpu_seconds"])
+    text = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", run.span,
+                  "--until", f"{run.until:.3f}")
+    assert "UNSEEN" in text.stdout and "note: not seen (down or stale)" in text.stdout
+
+
+def test_the_idle_holder_alert_survives_a_daemon_restart(run: Run) -> None:
+    during = [(state, active) for _, state, active in run.alert_states]
+    assert len(during) >= 5
+    # Firing all through the restart, and the same alert (it did not start its hour again).
+    assert {state for state, _ in during} == {"firing"}, during
+    assert len({active for _, active in during}) == 1, during
+    # The restart was a real gap: Prometheus failed to scrape the daemon.
+    port = run.daemons["restarts"].rsplit(":", 1)[1]
+    assert run.stack.query(f'min_over_time(up{{instance="127.0.0.1:{port}"}}[2m]) == 0')
+
+
+def test_fleet_offers_only_memory_a_job_can_get(run: Run) -> None:
+    # The empty A100 40 GB: 40 GiB total, the driver reserves some: 39.4 GiB free.
+    def whole_gpus(size: str) -> list[dict[str, Any]]:
+        fits = answer("fleet", "--prometheus", run.stack.prometheus, "--need-memory", size)["fits"]
+        return [f for f in fits if f["kind"] == "gpu"]  # not the MIG GPU's profiles
+
+    for size in ("40GiB", "39.9GiB"):
+        assert whole_gpus(size) == [], size
+    fits = whole_gpus("39GiB")
+    assert [(f["instance"], f["gpu"]) for f in fits] == [
+        (run.daemons["restarts"].removeprefix("http://"), "1")]
+    assert fits[0]["memory_bytes"] / 2**30 == pytest.approx(39.4, abs=0.05)
+
+
+def test_short_windows_are_answered_or_refused(run: Run) -> None:
+    two = answer("usage", "--prometheus", run.stack.prometheus, "--since", "2s",
+                 "--until", f"{run.until:.3f}")
+    ana = next(row for row in two["rows"] if row["user"] == "ana")
+    assert near(ana["held_gpu_seconds"], 0.25 * 2, 0.25 * 2 * INTERVAL)
+    short = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", "500ms")
+    assert short.returncode == 2 and one_error_line(short.stderr).endswith(
+        "the range (0.5 s) is shorter than the ledger rules' interval (1 s): no figure can be told for it")
+    # A window that began before the rules' first evaluation: the time they did not cover is
+    # said, and charged to no one.
+    lab_age = run.until - run.started
+    longer = answer("usage", "--prometheus", run.stack.prometheus, "--since", f"{round(lab_age) + 60}s",
+                    "--until", f"{run.until:.3f}")
+    assert any(note.startswith("the rules evaluated") for note in longer["notes"]), longer["notes"]
+    ana = next(row for row in longer["rows"] if row["user"] == "ana")
+    assert ana["held_gpu_seconds"] <= 0.25 * (lab_age + INTERVAL)
+    # A window before the rules' first evaluation (and before the lab's first scrape).
+    before = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", "5s",
+                    "--until", f"{run.since - 3600:.0f}")
+    assert before.returncode in (1, 2), before.stderr
+    one_error_line(before.stderr)
+
+
+def one_error_line(stderr: str) -> str:
+    """The one line that says what is wrong (click adds its usage lines to exit-2 errors)."""
+    errors = [line for line in stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    return errors[0]
+
+
+def test_a_partial_cost_is_marked_in_the_csv(run: Run, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yml"
+    prices.write_text("currency: EUR\ngpu_hour:\n  NVIDIA H100 80GB HBM3: 3\nkwh: 0.3\n")
+    done = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", "10s",
+                  "--prices", str(prices), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    total = list(csv.DictReader(io.StringIO(done.stdout)))[-1]
+    assert "NVIDIA A100-SXM4-80GB" in total["unpriced_models"]
+
+
+def test_advice_per_hold_tells_idle_holders_to_release(run: Run) -> None:
+    advice = run.usage("--advise")["advice"]
+    erin = [a for a in advice if a["user"] == "erin"]
+    assert len(erin) == 1 and erin[0]["verdict"] == "release" and erin[0]["gpu"] == "0"
+    # ben at 60 %: only the whole GPU covers it (a 4g.40gb is 4/7); the MIG GPU gives the
+    # A100's profiles.
+    ben = next(a for a in advice if a["user"] == "ben")
+    assert ben["verdict"] == "none" and ben["profile"] is None
