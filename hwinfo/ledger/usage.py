@@ -15,6 +15,10 @@ BY = ("user", "host", "model")
 _LABEL = {"user": "user", "host": "instance", "model": "model"}
 LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
+# An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
+# advice compares every profile of the model: a hostile answer of 12,000 profiles and
+# 12,000 users took 48 s.
+MAX_PROFILES = 64
 
 
 @dataclass
@@ -190,16 +194,21 @@ def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Ad
         elif measure in ("profile_memory", "profile_share"):
             profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
     advice = []
+    noted: set[str] = set()  # models already named in a note
     for (user, model), seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
         if seconds <= 0:
             continue
         mean = min(1.0, busy[(user, model)] / seconds)
         memory = peak.get((user, model))
-        offered = profiles.get(model)
-        missing = f"no MIG profile data for {model}: no GPU of it exports its profiles"
-        if not offered and missing not in notes:
-            notes.append(missing)
-        fit = None if memory is None else _smallest_fit(offered or {}, memory, mean)
+        offered = profiles.get(model) or {}
+        if model not in noted and (not offered or len(offered) > MAX_PROFILES):
+            noted.add(model)
+            notes.append(f"no MIG profile data for {model}: no GPU of it exports its profiles"
+                         if not offered else f"{model} has {len(offered):,} MIG profiles, more "
+                         f"than any GPU: no advice for it")
+        if len(offered) > MAX_PROFILES:
+            offered = {}
+        fit = None if memory is None else _smallest_fit(offered, memory, mean)
         freed = 0.0 if fit is None else seconds * (1 - fit[1])
         advice.append(Advice(user, model, seconds, mean, memory, fit and fit[0], freed))
     return advice
