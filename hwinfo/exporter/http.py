@@ -10,7 +10,8 @@ threads calls the route's handler and writes what the socket takes at once, then
 the connection back. A request that finds every worker busy waits in the loop for at most
 Limits.queue_wait and is then answered 503. Password checks that need bcrypt go to the
 auth gate's own bounded queue (auth.py). The thread count is 1 + Limits.workers (+ 1 for
-bcrypt) whatever the clients do, and shutdown() ends serve_forever() within _STOP_GRACE.
+bcrypt, + 1 while the web config is reloaded) whatever the clients do, and shutdown() ends
+serve_forever() within _STOP_GRACE.
 """
 
 from __future__ import annotations
@@ -176,6 +177,12 @@ class Server:
         self._stamp = _stamp(self._watched)
         self._next_reload = 0.0
         self._reload_requested = False
+        # A reload reads and parses off the loop (a hostile YAML file can take seconds) and
+        # hands its outcome here: why it was asked for, and a WebConfig or the error.
+        self._reloading = False
+        self._reloaded: queue.SimpleQueue[tuple[str, WebConfig | WebConfigError]] = (
+            queue.SimpleQueue()
+        )
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         for sock in (self._listener, self._wake_in, self._wake_out):
@@ -671,6 +678,9 @@ class Server:
 
     def _check_config(self, now: float) -> None:
         """Reload on request (SIGHUP), or when the file or one it names changed."""
+        self._finish_reload()
+        if self._reloading:  # a request made meanwhile stays, for when this one is done
+            return
         requested = self._reload_requested
         if not requested and (self._config is None or now < self._next_reload):
             return
@@ -684,20 +694,43 @@ class Server:
         self._reload("on request" if requested else "its files changed")
 
     def _reload(self, why: str) -> None:
-        """The one way a running server's web config changes: loaded, vetted, then applied."""
+        """The one way a running server's web config changes: loaded and vetted by a thread
+        of its own, then applied by the loop (_finish_reload). Scrapes are answered and
+        SIGTERM obeyed meanwhile, however long the file takes to parse."""
         if self._config is None:
             logger.info("no web config to reload: hwinfo serve was started without one")
             return
+        previous = self._config
+
+        def load() -> None:
+            try:
+                # previous=: a reload that would weaken the running server is refused.
+                outcome: WebConfig | WebConfigError = load_web_config(previous.path, previous)
+            except WebConfigError as exc:
+                outcome = exc
+            except Exception as exc:  # noqa: BLE001 - a bug must not leave _reloading set
+                outcome = WebConfigError(f"{previous.path}: {exc!r}")
+            self._reloaded.put((why, outcome))
+            self._wake()
+
+        self._reloading = True
+        logger.info("reading the web config %s again (%s)", previous.path, why)
+        threading.Thread(target=load, name="hwinfo-reload", daemon=True).start()
+
+    def _finish_reload(self) -> None:
+        """Apply what a reload thread loaded, or log why it did not."""
         try:
-            # previous=: a reload that would weaken the running server is refused.
-            config = load_web_config(self._config.path, previous=self._config)
-        except WebConfigError as exc:
-            logger.warning("web config not reloaded, keeping the previous one: %s", exc)
+            why, outcome = self._reloaded.get_nowait()
+        except queue.Empty:
             return
-        self._apply(config)
-        logger.info("web config reloaded from %s (%s)", config.path, why)
-        if config.watched_files() != self._watched:
-            self._watched = config.watched_files()
+        self._reloading = False
+        if isinstance(outcome, WebConfigError):
+            logger.warning("web config not reloaded, keeping the previous one: %s", outcome)
+            return
+        self._apply(outcome)
+        logger.info("web config reloaded from %s (%s)", outcome.path, why)
+        if outcome.watched_files() != self._watched:
+            self._watched = outcome.watched_files()
             self._stamp = _stamp(self._watched)
 
     # Workers.
