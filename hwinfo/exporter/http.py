@@ -458,23 +458,30 @@ class Server:
         elif admission.verdict is Verdict.DENY:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
         else:
-            limited = admission.verdict is Verdict.LIMITED
-            status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
-            if not limited:
-                self._log.warning("auth-busy", "too many password checks waiting: answering 503")
-            response = _retry_later(status, admission.retry_after)
-            # Answered at once, but its next request is not read before Retry-After: a client
-            # that asks again at once gets its answers no faster, and costs the loop nothing.
-            conn.resume_at = time.monotonic() + admission.retry_after
-            self._answer_now(conn, parsed.request, response, parsed.keep_alive)
+            self._retry_later(conn, parsed, admission.verdict is Verdict.LIMITED,
+                              admission.retry_after)
 
-    def _checked(self, conn: _Conn, parsed: _Parsed, ok: bool) -> None:
-        """The auth gate's verdict on a request that needed bcrypt."""
+    def _retry_later(self, conn: _Conn, parsed: _Parsed, limited: bool, seconds: int) -> None:
+        """429 (this client is over its share) or 503 (the password checks are full)."""
+        status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
+        if not limited:
+            self._log.warning("auth-busy", "too many password checks waiting: answering 503")
+        response = _retry_later(status, seconds)
+        # Answered at once, but its next request is not read before Retry-After: a client
+        # that asks again at once gets its answers no faster, and costs the loop nothing.
+        conn.resume_at = time.monotonic() + seconds
+        self._answer_now(conn, parsed.request, response, parsed.keep_alive)
+
+    def _checked(self, conn: _Conn, parsed: _Parsed, ok: bool | None) -> None:
+        """The auth gate's verdict on a request that needed bcrypt; None: not checked, its
+        place given to a client that asked less."""
         if conn.closed:
             return
         if ok:
             conn.trusted = True
             self._queue(conn, parsed)
+        elif ok is None:
+            self._retry_later(conn, parsed, False, 1)
         else:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
 
