@@ -480,14 +480,22 @@ class _Reader:
 @contextmanager
 def _private_files(*texts: str) -> Iterator[tuple[str, ...]]:
     """Paths that OpenSSL can open by name (load_cert_chain takes no text), holding `texts`
-    and readable by this process alone: memory files on Linux, never on a disk; elsewhere
-    files of mode 0600 in a directory of mode 0700, removed after."""
-    if hasattr(os, "memfd_create"):
-        fds = [os.memfd_create("hwinfo-tls", os.MFD_CLOEXEC) for _ in texts]
-        try:
-            for fd, text in zip(fds, texts):
-                with open(fd, "w", closefd=False) as file:
+    and readable by this process alone: memory files on Linux, never on a disk; where those
+    cannot be made (no memfd_create, a seccomp filter, no /proc), files of mode 0600 in a
+    directory of mode 0700, removed after."""
+    fds: list[int] = []
+    try:
+        if os.path.isdir("/proc/self/fd"):
+            for text in texts:
+                fds.append(os.memfd_create("hwinfo-tls", os.MFD_CLOEXEC))
+                with open(fds[-1], "w", closefd=False) as file:
                     file.write(text)
+    except (AttributeError, OSError):
+        for fd in fds:
+            os.close(fd)
+        fds = []
+    if len(fds) == len(texts):
+        try:
             yield tuple(f"/proc/self/fd/{fd}" for fd in fds)
         finally:
             for fd in fds:

@@ -442,3 +442,28 @@ def test_a_file_swapped_for_a_fifo_after_its_check_is_not_opened_again(
         pytest.fail("OpenSSL opened the file again by name, and waited on the FIFO")
     (config,) = loaded
     assert config.ssl_context is not None  # loaded from the text that was checked
+
+
+def test_without_memory_files_the_checked_text_goes_through_a_private_directory(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*_: object) -> int:  # as a seccomp filter without memfd_create answers
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "memfd_create", refused)
+    made: list[tuple[int, list[int]]] = []
+    private_dir = webconfig.tempfile.TemporaryDirectory
+
+    class Watched(private_dir):  # type: ignore[misc, valid-type]
+        def __exit__(self, *args: object) -> None:
+            files = sorted(os.listdir(self.name))
+            made.append((os.stat(self.name).st_mode & 0o777,
+                         [os.stat(os.path.join(self.name, f)).st_mode & 0o777 for f in files]))
+            super().__exit__(*args)
+
+    monkeypatch.setattr(webconfig.tempfile, "TemporaryDirectory", Watched)
+    where = tls_dir(tmp_path, pki)
+    config = load_web_config(write(
+        where, "tls_server_config: {cert_file: server-one.crt, key_file: server-one.key}"))
+    assert config.ssl_context is not None
+    assert made == [(0o700, [0o600, 0o600])]
