@@ -1,9 +1,11 @@
-"""JSON that asks for more than it weighs: refused before it is built, in bounded memory and time.
+"""Documents that ask for more than they weigh: refused before they are built, in bounded
+memory and time.
 
 A 16 MiB `[{},{},...]` passes the size limit and would be 5.6 million dicts (over a GB)
-if parsed first and counted after. Every document goes through inputs.parse_json: the
-in-process cases bound it there; the commands prove each way in (a file, a daemon, a
-Prometheus) by the kernel's peak RSS of the whole process.
+if parsed first and counted after; as YAML, PyYAML would keep about a KiB per node. Every
+document goes through inputs.parse_json or parse_yaml: the in-process cases bound them
+there; the commands prove each way in (a file, a daemon, a Prometheus) by the kernel's peak
+RSS of the whole process.
 """
 
 from __future__ import annotations
@@ -40,6 +42,16 @@ def test_a_document_of_millions_of_values_is_refused_before_it_is_built(bomb: by
     assert len(bomb) <= LIMIT
     for text in (bomb, bomb.decode()):  # a file's text, a server's body
         assert one_line_or_valid(lambda t=text: inputs.parse_json(t, "x"), inputs.InputError) is None
+
+
+@pytest.mark.parametrize("bomb", [
+    "[" + "{}," * 1_000_000 + "{}]",
+    "- a\n" * 1_000_000,
+    "".join(f"k{n}: v\n" for n in range(300_000)),
+])
+def test_a_yaml_document_of_many_nodes_is_refused_before_it_is_composed(bomb: str) -> None:
+    # 300,000 nodes took 311 MiB and 8 s in PyYAML; 16 MiB of them, gigabytes.
+    assert one_line_or_valid(lambda: inputs.parse_yaml(bomb, "x"), inputs.InputError) is None
 
 
 def test_a_document_just_under_the_value_budget_loads_in_bounded_memory() -> None:
@@ -125,11 +137,15 @@ def test_a_bomb_over_the_network_is_refused_in_bounded_memory(hostile: str, comm
     assert_refused_within_bounds([*command, *flag, hostile], "values")
 
 
-@pytest.mark.parametrize("command", [["report", "--simulate"], ["check", "--baseline"]])
+@pytest.mark.parametrize("command", [["report", "--simulate"], ["check", "--baseline"],
+                                     ["check", "--config"], ["usage", "--prices"]])
 def test_a_bomb_in_a_file_is_refused_in_bounded_memory(tmp_path: Path, command: list[str]) -> None:
     path = tmp_path / "bomb.json"
-    path.write_bytes(BOMB)
-    assert_refused_within_bounds([*command, str(path)], "values")
+    # JSON is YAML too; --prices takes 1 MiB at most.
+    path.write_bytes(BOMB if command[-1] != "--prices" else BOMB[:(1 << 20) - 3] + b"{}]")
+    # The prices are read before Prometheus is asked: none needs to be there.
+    more = ["--prometheus", "http://127.0.0.1:1"] if command[0] == "usage" else []
+    assert_refused_within_bounds([*command, str(path), *more], "values")
 
 
 def test_the_timeout_bounds_the_whole_ledger_command(hostile: str) -> None:
