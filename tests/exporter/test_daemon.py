@@ -408,24 +408,6 @@ def test_a_web_config_note_is_logged_once_not_again_on_reload(tmp_path: Path) ->
         assert sum(note in line for line in url.log) == 1
 
 
-def test_a_slow_reload_neither_stalls_scrapes_nor_delays_sigterm(tmp_path: Path) -> None:
-    config = tmp_path / "web-config.yml"
-    config.write_text("")
-    with serving("--simulate", "cloud-t4", "--web-config", str(config)) as url:
-        # 234 KiB nested 64 deep: PyYAML's pure-Python parser takes seconds over it
-        # (about 3 s here, 7 s on the attacker's machine) before it refuses it.
-        config.write_text("[" * 64 + "a," * 120_000)
-        os.kill(url.pid, signal.SIGHUP)
-        assert _wait_for_log(url, f"reading the web config {config} again (on request)")
-        for _ in range(3):
-            assert get(url + "/metrics")[0] == 200
-        refused = "web config not reloaded"
-        assert not any(refused in line for line in url.log), "the scrapes waited for the parse"
-        url.proc.terminate()
-        url.proc.wait(timeout=10)
-    assert not any(refused in line for line in url.log), "SIGTERM waited for the parse"
-
-
 def test_sighup_without_a_web_config_is_harmless() -> None:
     with serving("--simulate", "cloud-t4") as url:
         os.kill(url.pid, signal.SIGHUP)
