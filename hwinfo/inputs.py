@@ -10,6 +10,9 @@ refused as an InputError whose text is one line naming the source and what is wr
 - size: a file is read up to its limit and no further;
 - encoding: binary or non-UTF-8 text;
 - nesting: a parse that recurses too deep, or a document nested deeper than MAX_DEPTH;
+- size before parsing: JSON that would build more than MAX_NODES values is refused by a
+  count of its separators, before json.loads builds it (a 16 MiB `[{},{},...]` is 5.6
+  million dicts, over a GB);
 - size after parsing: more than MAX_NODES values (YAML aliases can multiply a small file);
 - numbers: NaN and infinities, which JSON and YAML parsers both accept.
 """
@@ -22,6 +25,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 # Inputs are small: a web-config is a few hundred bytes, an 8-GPU `nvidia-smi -q -x` dump is
@@ -32,6 +36,9 @@ DEFAULT_LIMIT_BYTES = 16 * 1024 * 1024
 PEM_LIMIT_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
+# PyYAML keeps about a KiB per node while it composes (100,000 nodes: 110 MiB, 3 s), and a
+# YAML input is a configuration of hundreds of lines: its bound before parsing is lower.
+MAX_YAML_NODES = 100_000
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -107,6 +114,8 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMI
 
 def parse_json(text: str | bytes, what: str) -> Any:
     """A JSON document, bounded in depth and size; NaN and Infinity are refused."""
+    if _json_values_at_most(text) > MAX_NODES:
+        raise InputError(f"{what}: more than {MAX_NODES:,} values")
     try:
         document = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
@@ -133,6 +142,8 @@ def parse_yaml(text: str, what: str) -> Any:
 
     if _nested_deeper(text, MAX_DEPTH):
         raise InputError(f"{what}: nested too deeply: deeper than {MAX_DEPTH} levels")
+    if _yaml_nodes_at_most(text) > MAX_YAML_NODES:
+        raise InputError(f"{what}: more than {MAX_YAML_NODES:,} values")
     try:
         document = yaml.load(text, Loader=_safe_loader())
     except RecursionError:
@@ -145,6 +156,29 @@ def parse_yaml(text: str, what: str) -> Any:
         raise InputError(f"{what}: {_value_error(exc)}") from None
     check_document(document, what)
     return document
+
+
+def _json_values_at_most(text: str | bytes) -> int:
+    """An upper bound of the values a JSON text holds, counted at C speed before any is built.
+
+    Every value but the top one follows a `[` (an array's first), a `,` (an array's next) or
+    a `:` (an object's member). The same characters inside strings and an object's commas
+    count too: a real document is overcounted, never undercounted.
+    """
+    if isinstance(text, str):
+        return 1 + text.count("[") + text.count(",") + text.count(":")
+    return 1 + text.count(b"[") + text.count(b",") + text.count(b":")
+
+
+def _yaml_nodes_at_most(text: str) -> int:
+    """An upper bound of the nodes PyYAML would compose from `text`, counted at C speed.
+
+    A node other than the top one begins a line, follows a "- " or a "? ", or a flow
+    collection's "[", "{" or ",", and a ":" adds a key or a value to one of them: at most
+    two nodes per such character (an implicit null, a single-pair mapping), three counted.
+    """
+    marks = sum(text.count(c) for c in "\n-?[{,:")
+    return 3 * (1 + marks)
 
 
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -203,23 +237,51 @@ def check_document(document: Any, what: str) -> None:
     """Refuse a parsed document deeper than MAX_DEPTH, larger than MAX_NODES, or with NaN/inf.
 
     Iterative, and counting every visit: YAML aliases can make a small file a huge tree of
-    shared references, which the node budget stops early.
+    shared references, which the node budget stops early. Depth first over iterators, so
+    that it holds one iterator per level, never a copy of a large list.
     """
-    stack: list[tuple[Any, int, str]] = [(document, 0, "")]
-    nodes = 0
+    nodes = 1
+    _check_value(document, what, ())
+    path: list[Any] = []
+    stack: list[Iterator[tuple[Any, Any]]] = [_children(document)]
     while stack:
-        value, depth, where = stack.pop()
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if path:
+                path.pop()
+            continue
+        key, value = child
         nodes += 1
         if nodes > MAX_NODES:
             raise InputError(f"{what}: more than {MAX_NODES:,} values")
-        if depth > MAX_DEPTH:
-            raise InputError(f"{what}: nested deeper than {MAX_DEPTH} levels at {where or 'top'}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise InputError(f"{what}: {where or 'value'}: {value} is not a finite number")
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1, member(where, key)) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
+        where = (*path, key)
+        if len(stack) > MAX_DEPTH:  # the depth of this value: the root's children are at 1
+            raise InputError(f"{what}: nested deeper than {MAX_DEPTH} levels at {_where(where)}")
+        _check_value(value, what, where)
+        if isinstance(value, (dict, list)):
+            stack.append(_children(value))
+            path.append(key)
+
+
+def _children(value: Any) -> Iterator[tuple[Any, Any]]:
+    if isinstance(value, dict):
+        return iter(value.items())
+    if isinstance(value, list):
+        return enumerate(value)
+    return iter(())
+
+
+def _check_value(value: Any, what: str, where: tuple[Any, ...]) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{what}: {_where(where) or 'value'}: {value} is not a finite number")
+
+
+def _where(keys: tuple[Any, ...]) -> str:
+    where = ""
+    for key in keys:
+        where = member(where, key)
+    return where
 
 
 def member(where: str, key: object) -> str:

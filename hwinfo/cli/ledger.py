@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
@@ -40,7 +41,8 @@ def _prometheus_options(fn: F) -> F:
                           "http[s]://[user:pass@]host:port[/prefix]."),
         click.option("--ca-file", metavar="FILE", help="CA certificate to trust for an https URL."),
         click.option("--timeout", type=Seconds(0.1, 600), default=30.0, show_default=True,
-                     help="Seconds each request to Prometheus may take."),
+                     help="Seconds the whole command may take: asking Prometheus, "
+                          "reading its answers and writing the report."),
         click.option("--no-color", is_flag=True, help="No colour in text output."),
     )):
         fn = option(fn)
@@ -49,6 +51,28 @@ def _prometheus_options(fn: F) -> F:
 
 def _fail(message: str) -> NoReturn:
     raise click.ClickException(message)
+
+
+def _within(timeout: float, work: Callable[[], str]) -> str:
+    """What `work` returns, or a one-line failure once `timeout` s have passed: a hostile
+    Prometheus's answer can cost time after it arrived (parsing, the advice), not only on
+    the way. The thread is left behind: the command ends, and the process with it."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="hwinfo-ledger", daemon=True)
+    thread.start()
+    thread.join(timeout)  # interruptible: Ctrl-C ends the wait at once
+    if not outcome:
+        _fail(f"no complete answer within {timeout:g} s (--timeout)")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _connect(url: str, ca_file: str | None, timeout: float) -> Any:
@@ -100,19 +124,22 @@ def usage(url: str, ca_file: str | None, timeout: float, no_color: bool, since: 
     except inputs.InputError as exc:
         _fail(f"--prices {exc}")
     prometheus = _connect(url, ca_file, timeout)
-    try:
-        ledger = ledger_usage.usage(prometheus, end - since, end, by, price_list, advise)
-    except ledger_usage.WindowError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--since'/'--until'") from None
-    except LedgerError as exc:
-        _fail(str(exc))
-    currency = None if price_list is None else price_list.currency
-    if fmt == "json":
-        click.echo(render.usage_json(ledger, currency), nl=False)
-    elif fmt == "csv":
-        click.echo(render.usage_csv(ledger, currency), nl=False)
-    else:
-        click.echo(render.usage_text(ledger, currency, Style(use_color(no_color))), nl=False)
+
+    def report() -> str:
+        try:
+            ledger = ledger_usage.usage(prometheus, end - since, end, by, price_list, advise)
+        except ledger_usage.WindowError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--since'/'--until'") from None
+        except LedgerError as exc:
+            _fail(str(exc))
+        currency = None if price_list is None else price_list.currency
+        if fmt == "json":
+            return render.usage_json(ledger, currency)
+        if fmt == "csv":
+            return render.usage_csv(ledger, currency)
+        return render.usage_text(ledger, currency, Style(use_color(no_color)))
+
+    click.echo(_within(timeout, report), nl=False)
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -145,11 +172,14 @@ def fleet(url: str, ca_file: str | None, timeout: float, no_color: bool,
     from hwinfo.render.text.style import Style
 
     prometheus = _connect(url, ca_file, timeout)
-    try:
-        answer = ledger_fleet.fleet(prometheus, time.time(), need_memory, model)
-    except LedgerError as exc:
-        _fail(str(exc))
-    if fmt == "json":
-        click.echo(render.fleet_json(answer), nl=False)
-    else:
-        click.echo(render.fleet_text(answer, need_memory, Style(use_color(no_color))), nl=False)
+
+    def report() -> str:
+        try:
+            answer = ledger_fleet.fleet(prometheus, time.time(), need_memory, model)
+        except LedgerError as exc:
+            _fail(str(exc))
+        if fmt == "json":
+            return render.fleet_json(answer)
+        return render.fleet_text(answer, need_memory, Style(use_color(no_color)))
+
+    click.echo(_within(timeout, report), nl=False)

@@ -5,6 +5,13 @@ bcrypt goes through a gate: a bounded queue served by one thread, which hands ea
 back to the caller. A client (by address) may have a few checks waiting and a few recent
 failures; past that it is turned away at once. So a flood of wrong passwords costs at most
 one core, holds no HTTP worker, and never delays a request whose login is cached.
+
+The queue is shared by demand, not by arrival: each client's recent requests to the gate
+are counted (halving every minute), the check of the client that asked least goes first,
+and when the queue is full a client that asked less takes the place of one that asked
+more. Wrong passwords from 300 addresses then keep the queue full of each other's checks,
+but a scraper that logs in for the first time (after a restart, a password rotation) is
+checked next, not answered 503.
 """
 
 from __future__ import annotations
@@ -17,7 +24,6 @@ import hmac
 import ipaddress
 import logging
 import math
-import queue
 import secrets
 import threading
 import time
@@ -157,34 +163,39 @@ class GateLimits:
     failures: int = 5  # failed checks a client may have on its record
     forgive_after: float = 1.0  # one failure leaves the record after this long
     clients: int = 4096  # clients remembered; beyond, the quietest is forgotten
+    demand_half_life: float = 60.0  # a client's count of requests halves in this long
 
 
 @dataclass
 class _Client:
     waiting: int = 0
     failures: float = 0.0  # decays by one per forgive_after
-    at: float = 0.0  # when failures was last brought up to date
+    asked: float = 0.0  # requests that needed the gate, halving every demand_half_life
+    at: float = 0.0  # when failures and asked were last brought up to date
 
 
 @dataclass
 class _Check:
     user: str
     password: bytes
+    order: int  # arrival: among equal claims, the first goes first
     waiters: list[tuple[object, str]] = field(default_factory=list)  # (item, client)
 
 
 class AuthGate(Generic[T]):
     """Decides requests at once where it can; queues the rest for one bcrypt thread.
 
-    admit() is called by one thread (the server's loop); done(item, ok) is called on the
-    gate's thread for every request it queued. Identical credentials waiting together share
-    one check. The thread starts with the first queued check.
+    admit() is called by one thread (the server's loop); done(item, ok) is called for every
+    request it queued: on the gate's thread with the verdict, or with ok=None from admit()
+    when a client of less demand took its place (not checked: the caller answers 503).
+    Identical credentials waiting together share one check. The thread starts with the
+    first queued check.
     """
 
     def __init__(
         self,
         auth: BasicAuth,
-        done: Callable[[T, bool], None],
+        done: Callable[[T, bool | None], None],
         limits: GateLimits = GateLimits(),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -192,16 +203,19 @@ class AuthGate(Generic[T]):
         self._done = done
         self._limits = limits
         self._clock = clock
-        self._lock = threading.Lock()  # guards _pending and _clients
-        self._pending: dict[bytes, _Check] = {}
+        self._lock = threading.Lock()  # guards _pending, _ready, _clients, _closed
+        self._wakeup = threading.Condition(self._lock)
+        self._pending: dict[bytes, _Check] = {}  # waiting or being checked
+        self._ready: dict[bytes, _Check] = {}  # waiting: the gate's thread takes the least claim
         self._clients: OrderedDict[str, _Client] = OrderedDict()
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._arrivals = 0
+        self._closed = False
         self._thread: threading.Thread | None = None
         self._log = ThrottledLog(logger)
 
     def admit(self, authorization: str | None, client: str, item: T) -> Admission:
         """The verdict on a request from client (see client_of); for QUEUED, done(item, ok)
-        follows on the gate's thread."""
+        follows."""
         credentials = parse_basic(authorization)
         if credentials is None:
             return Admission(Verdict.DENY)
@@ -210,19 +224,27 @@ class AuthGate(Generic[T]):
         if self.auth.cached(key, user):
             return Admission(Verdict.ALLOW)
         limits = self._limits
+        dropped: list[tuple[object, str]] = []
         with self._lock:
             record = self._client(client)
+            record.asked += 1
             if record.waiting >= limits.per_client or record.failures > limits.failures - 1:
                 excess = max(1.0, record.failures - (limits.failures - 1))
                 return Admission(Verdict.LIMITED, math.ceil(excess * limits.forgive_after))
             check = self._pending.get(key)
             if check is None:
                 if len(self._pending) >= limits.queue:
-                    return Admission(Verdict.BUSY, 1)
-                check = self._pending[key] = _Check(user, password)
-                self._queue.put(key)
+                    dropped = self._make_room(record.asked)
+                    if not dropped:
+                        return Admission(Verdict.BUSY, 1)
+                self._arrivals += 1
+                check = self._pending[key] = _Check(user, password, self._arrivals)
+                self._ready[key] = check
+                self._wakeup.notify()
             check.waiters.append((item, client))
             record.waiting += 1
+        for dropped_item, _ in dropped:
+            self._deliver(dropped_item, None)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="hwinfo-bcrypt", daemon=True)
             self._thread.start()
@@ -230,24 +252,59 @@ class AuthGate(Generic[T]):
 
     def close(self) -> None:
         """Stop the gate's thread after its current check; queued requests get no verdict."""
-        self._queue.put(None)
+        with self._lock:
+            self._closed = True
+            self._wakeup.notify()
+
+    def _make_room(self, claim: float) -> list[tuple[object, str]]:
+        """Drop the waiting check of most demand if it claims more than `claim`; its
+        waiters, or none. Called with _lock held."""
+        victim = max(self._ready.items(), key=lambda kv: self._claim(kv[1]), default=None)
+        if victim is None or self._claim(victim[1])[0] <= claim:
+            return []
+        key, check = victim
+        del self._ready[key], self._pending[key]
+        for _, client_key in check.waiters:
+            record = self._clients.get(client_key)
+            if record is not None:
+                record.waiting = max(0, record.waiting - 1)
+        return check.waiters
 
     def _client(self, key: str) -> _Client:
-        """The client's record, its failures decayed to now; called with _lock held."""
+        """The client's record, its failures and demand decayed to now; called with _lock held."""
         now = self._clock()
         client = self._clients.pop(key, None) or _Client(at=now)
         elapsed = max(0.0, now - client.at)
         client.failures = max(0.0, client.failures - elapsed / self._limits.forgive_after)
+        client.asked *= 0.5 ** (elapsed / self._limits.demand_half_life)
         client.at = now
         self._clients[key] = client  # the most recent last
         while len(self._clients) > self._limits.clients:
             self._clients.popitem(last=False)
         return client
 
+    def _claim(self, check: _Check) -> tuple[float, int]:
+        """How much a check's clients asked (the least of its waiters'), then its arrival:
+        the least goes first. As now, not as when it arrived: a client that keeps asking
+        falls behind with the checks it queued before. Called with _lock held."""
+        asked = min((self._clients[c].asked if c in self._clients else 0.0)
+                    for _, c in check.waiters)
+        return asked, check.order
+
+    def _next(self) -> tuple[bytes, _Check] | None:
+        """The waiting check of least claim, once there is one; None once closed."""
+        with self._lock:
+            while not self._ready and not self._closed:
+                self._wakeup.wait()
+            if self._closed:
+                return None
+            key, check = min(self._ready.items(), key=lambda kv: self._claim(kv[1]))
+            del self._ready[key]
+            return key, check
+
     def _run(self) -> None:
-        while (key := self._queue.get()) is not None:
-            with self._lock:
-                check = self._pending[key]
+        while (taken := self._next()) is not None:
+            key, check = taken
             try:
                 ok = self.auth.verify(check.user, check.password)
             except Exception as exc:  # noqa: BLE001 - fail closed, keep serving the queue
@@ -263,10 +320,13 @@ class AuthGate(Generic[T]):
                     if not ok:
                         client.failures += 1
             for item, _ in check.waiters:
-                try:
-                    self._done(item, ok)  # type: ignore[arg-type]
-                except Exception as exc:  # noqa: BLE001 - a bug costs one request, not the gate
-                    self._log.warning("done", "auth verdict not delivered: %r", exc, exc_info=True)
+                self._deliver(item, ok)
+
+    def _deliver(self, item: object, ok: bool | None) -> None:
+        try:
+            self._done(item, ok)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - a bug costs one request, not the gate
+            self._log.warning("done", "auth verdict not delivered: %r", exc, exc_info=True)
 
 
 def client_of(peer: str) -> str:

@@ -10,7 +10,8 @@ threads calls the route's handler and writes what the socket takes at once, then
 the connection back. A request that finds every worker busy waits in the loop for at most
 Limits.queue_wait and is then answered 503. Password checks that need bcrypt go to the
 auth gate's own bounded queue (auth.py). The thread count is 1 + Limits.workers (+ 1 for
-bcrypt) whatever the clients do, and shutdown() ends serve_forever() within _STOP_GRACE.
+bcrypt, + 1 while the web config is reloaded) whatever the clients do, and shutdown() ends
+serve_forever() within _STOP_GRACE.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ _DEFAULT_HEADERS = {"X-Content-Type-Options": "nosniff"}
 _GZIP_MIN_BYTES = 1024
 _RELOAD_INTERVAL = 1.0  # seconds between checks of the web config's files
 _SWEEP_INTERVAL = 0.25  # seconds between looks for timed-out connections
+# The most one turn of the loop spends on connections that have not logged in (TLS
+# handshakes, wrong passwords), in seconds; the rest wait for the next turn, which begins
+# with those that have. Hundreds of reconnecting TLS clients otherwise made turns of tens of
+# ms, and a scrape that arrived meanwhile waited for the whole turn.
+_UNTRUSTED_SLICE = 0.004
+_MIN_ACCEPTS = 8  # accepted each turn however long the others took: none is starved
 # After its last answer on a plain connection, the server stops sending and reads (and
 # drops) what the client still sends, for a moment: closing with unread input would send a
 # reset that can destroy the answer before the client reads it.
@@ -176,6 +183,12 @@ class Server:
         self._stamp = _stamp(self._watched)
         self._next_reload = 0.0
         self._reload_requested = False
+        # A reload reads and parses off the loop (a hostile YAML file can take seconds) and
+        # hands its outcome here: why it was asked for, and a WebConfig or the error.
+        self._reloading = False
+        self._reloaded: queue.SimpleQueue[tuple[str, WebConfig | WebConfigError]] = (
+            queue.SimpleQueue()
+        )
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         for sock in (self._listener, self._wake_in, self._wake_out):
@@ -254,10 +267,14 @@ class Server:
                 self._guarded(key.data, self._on_ready)
             else:
                 others.append(key.data)
+        # Those ready but not reached stay ready: the next select reports them at once.
+        until = time.monotonic() + _UNTRUSTED_SLICE
         for conn in others:
+            if time.monotonic() > until:
+                break
             self._guarded(conn, self._on_ready)
         if accept:
-            self._accept()
+            self._accept(until)
         self._take_inbox()
         self._dispatch()
         now = time.monotonic()
@@ -278,8 +295,11 @@ class Server:
             else:
                 self._close(conn)
 
-    def _accept(self) -> None:
-        for _ in range(64):  # then let the other connections have a turn
+    def _accept(self, until: float) -> None:
+        """Accept new connections: a few, then more until `until` (64 at most)."""
+        for n in range(64):  # then let the other connections have a turn
+            if n >= _MIN_ACCEPTS and time.monotonic() > until:
+                return
             try:
                 sock, address = self._listener.accept()
             except (BlockingIOError, ConnectionAbortedError):
@@ -451,23 +471,30 @@ class Server:
         elif admission.verdict is Verdict.DENY:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
         else:
-            limited = admission.verdict is Verdict.LIMITED
-            status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
-            if not limited:
-                self._log.warning("auth-busy", "too many password checks waiting: answering 503")
-            response = _retry_later(status, admission.retry_after)
-            # Answered at once, but its next request is not read before Retry-After: a client
-            # that asks again at once gets its answers no faster, and costs the loop nothing.
-            conn.resume_at = time.monotonic() + admission.retry_after
-            self._answer_now(conn, parsed.request, response, parsed.keep_alive)
+            self._retry_later(conn, parsed, admission.verdict is Verdict.LIMITED,
+                              admission.retry_after)
 
-    def _checked(self, conn: _Conn, parsed: _Parsed, ok: bool) -> None:
-        """The auth gate's verdict on a request that needed bcrypt."""
+    def _retry_later(self, conn: _Conn, parsed: _Parsed, limited: bool, seconds: int) -> None:
+        """429 (this client is over its share) or 503 (the password checks are full)."""
+        status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
+        if not limited:
+            self._log.warning("auth-busy", "too many password checks waiting: answering 503")
+        response = _retry_later(status, seconds)
+        # Answered at once, but its next request is not read before Retry-After: a client
+        # that asks again at once gets its answers no faster, and costs the loop nothing.
+        conn.resume_at = time.monotonic() + seconds
+        self._answer_now(conn, parsed.request, response, parsed.keep_alive)
+
+    def _checked(self, conn: _Conn, parsed: _Parsed, ok: bool | None) -> None:
+        """The auth gate's verdict on a request that needed bcrypt; None: not checked, its
+        place given to a client that asked less."""
         if conn.closed:
             return
         if ok:
             conn.trusted = True
             self._queue(conn, parsed)
+        elif ok is None:
+            self._retry_later(conn, parsed, False, 1)
         else:
             self._answer_now(conn, parsed.request, _UNAUTHORIZED, parsed.keep_alive)
 
@@ -671,6 +698,9 @@ class Server:
 
     def _check_config(self, now: float) -> None:
         """Reload on request (SIGHUP), or when the file or one it names changed."""
+        self._finish_reload()
+        if self._reloading:  # a request made meanwhile stays, for when this one is done
+            return
         requested = self._reload_requested
         if not requested and (self._config is None or now < self._next_reload):
             return
@@ -684,20 +714,43 @@ class Server:
         self._reload("on request" if requested else "its files changed")
 
     def _reload(self, why: str) -> None:
-        """The one way a running server's web config changes: loaded, vetted, then applied."""
+        """The one way a running server's web config changes: loaded and vetted by a thread
+        of its own, then applied by the loop (_finish_reload). Scrapes are answered and
+        SIGTERM obeyed meanwhile, however long the file takes to parse."""
         if self._config is None:
             logger.info("no web config to reload: hwinfo serve was started without one")
             return
+        previous = self._config
+
+        def load() -> None:
+            try:
+                # previous=: a reload that would weaken the running server is refused.
+                outcome: WebConfig | WebConfigError = load_web_config(previous.path, previous)
+            except WebConfigError as exc:
+                outcome = exc
+            except Exception as exc:  # noqa: BLE001 - a bug must not leave _reloading set
+                outcome = WebConfigError(f"{previous.path}: {exc!r}")
+            self._reloaded.put((why, outcome))
+            self._wake()
+
+        self._reloading = True
+        logger.info("reading the web config %s again (%s)", previous.path, why)
+        threading.Thread(target=load, name="hwinfo-reload", daemon=True).start()
+
+    def _finish_reload(self) -> None:
+        """Apply what a reload thread loaded, or log why it did not."""
         try:
-            # previous=: a reload that would weaken the running server is refused.
-            config = load_web_config(self._config.path, previous=self._config)
-        except WebConfigError as exc:
-            logger.warning("web config not reloaded, keeping the previous one: %s", exc)
+            why, outcome = self._reloaded.get_nowait()
+        except queue.Empty:
             return
-        self._apply(config)
-        logger.info("web config reloaded from %s (%s)", config.path, why)
-        if config.watched_files() != self._watched:
-            self._watched = config.watched_files()
+        self._reloading = False
+        if isinstance(outcome, WebConfigError):
+            logger.warning("web config not reloaded, keeping the previous one: %s", outcome)
+            return
+        self._apply(outcome)
+        logger.info("web config reloaded from %s (%s)", outcome.path, why)
+        if outcome.watched_files() != self._watched:
+            self._watched = outcome.watched_files()
             self._stamp = _stamp(self._watched)
 
     # Workers.

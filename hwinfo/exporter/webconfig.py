@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import re
 import ssl
-from collections.abc import Collection, Mapping
+import tempfile
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -383,7 +385,7 @@ class _Reader:
     def ssl_context(self, tls: TlsSettings) -> ssl.SSLContext:
         where = "tls_server_config"
         cert_pem = self.read_file(f"{where}.cert_file", tls.cert_file)
-        self.read_file(f"{where}.key_file", tls.key_file)
+        key_pem = self.read_file(f"{where}.key_file", tls.key_file)
         try:
             # Loading the certificate alone first tells a bad certificate from a bad key.
             ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=cert_pem)
@@ -409,7 +411,10 @@ class _Reader:
             context.set_ecdh_curve(tls.curve)
         context.set_alpn_protocols(["http/1.1"])
         try:
-            context.load_cert_chain(tls.cert_file, tls.key_file, password=_refuse_password)
+            # The text read and checked, not the names: a file swapped for a FIFO since
+            # would hang OpenSSL's own open, and with it the server.
+            with _private_files(cert_pem, key_pem) as (cert_path, key_path):
+                context.load_cert_chain(cert_path, key_path, password=_refuse_password)
         except (ssl.SSLError, _EncryptedKey) as exc:
             raise self.error(
                 f"{where}.key_file",
@@ -470,6 +475,40 @@ class _Reader:
                 )
             users[user] = text.encode("ascii")
         return users
+
+
+@contextmanager
+def _private_files(*texts: str) -> Iterator[tuple[str, ...]]:
+    """Paths that OpenSSL can open by name (load_cert_chain takes no text), holding `texts`
+    and readable by this process alone: memory files on Linux, never on a disk; where those
+    cannot be made (no memfd_create, a seccomp filter, no /proc), files of mode 0600 in a
+    directory of mode 0700, removed after."""
+    fds: list[int] = []
+    try:
+        if os.path.isdir("/proc/self/fd"):
+            for text in texts:
+                fds.append(os.memfd_create("hwinfo-tls", os.MFD_CLOEXEC))
+                with open(fds[-1], "w", closefd=False) as file:
+                    file.write(text)
+    except (AttributeError, OSError):
+        for fd in fds:
+            os.close(fd)
+        fds = []
+    if len(fds) == len(texts):
+        try:
+            yield tuple(f"/proc/self/fd/{fd}" for fd in fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="hwinfo-tls-") as directory:  # mode 0700
+        paths = []
+        for n, text in enumerate(texts):
+            paths.append(os.path.join(directory, str(n)))
+            fd = os.open(paths[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as file:
+                file.write(text)
+        yield tuple(paths)
 
 
 class _EncryptedKey(Exception):

@@ -27,6 +27,10 @@ IDLE_RATIO = 0.05
 
 class WindowError(LedgerError):
     """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
+# An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
+# advice compares every profile of the model: a hostile answer of 12,000 profiles and
+# 12,000 users took 48 s.
+MAX_PROFILES = 64
 
 
 @dataclass
@@ -292,21 +296,24 @@ def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Ad
         elif measure in ("profile_memory", "profile_share"):
             profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
     advice = []
+    noted: set[str] = set()  # models already named in a note
     for hold, seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
         if seconds <= 0:
             continue
         user, model, instance, gpu = hold
         mean = min(1.0, busy[hold] / seconds)
         memory = peak.get(hold)
-        offered = profiles.get(model)
+        offered = profiles.get(model) or {}
         profile, freed = None, 0.0
         if mean <= IDLE_RATIO:
             verdict, freed = "release", seconds
-        elif not offered:
+        elif not offered or len(offered) > MAX_PROFILES:
             verdict = "no_profile_data"
-            missing = f"no MIG profile data for {model}: no GPU of it exports its profiles"
-            if missing not in notes:
-                notes.append(missing)
+            if model not in noted:
+                noted.add(model)
+                notes.append(f"no MIG profile data for {model}: no GPU of it exports its profiles"
+                             if not offered else f"{model} has {len(offered):,} MIG profiles, "
+                             "more than any GPU: no advice for it")
         else:
             fit = None if memory is None else smallest_fit(offered, memory, mean)
             verdict = "none" if fit is None else "profile"

@@ -253,7 +253,8 @@ def test_a_client_past_its_share_is_turned_away_at_once(
 ) -> None:
     clock = Clock()
     limits = GateLimits(per_client=2, failures=3, forgive_after=10.0)
-    users = BasicAuth({"alice": make_hash(b"secret")})
+    # Cost 10: a check takes tens of ms, so the first two still wait when the third comes.
+    users = BasicAuth({"alice": make_hash(b"secret", cost=10)})
     gate, verdicts = new_gate(users, limits=limits, clock=clock)
     # At most two of its checks wait at a time...
     for n in range(2):
@@ -285,6 +286,33 @@ def test_a_full_queue_answers_busy(
         assert gate.admit(header("bob", f"g{n}"), f"10.0.{n}.1", n).verdict is Verdict.QUEUED
     assert gate.admit(header("bob", "g3"), "10.0.9.1", 3) == Admission(Verdict.BUSY, 1)
     verdicts.wait(2)
+
+
+def test_the_client_that_asked_least_is_checked_first(new_gate: GateFactory) -> None:
+    slow = BasicAuth({"bob": make_hash(b"pw", cost=12), "alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(slow, limits=GateLimits(per_client=100, failures=100))
+    assert gate.admit(header("bob", "busy"), "10.0.0.1", "busy").verdict is Verdict.QUEUED
+    for n in range(3):  # an address that keeps asking, queued behind the slow check
+        assert gate.admit(header("bob", f"g{n}"), "10.0.0.2", f"flood-{n}").verdict is Verdict.QUEUED
+    assert gate.admit(header("alice", "secret"), "10.0.0.3", "newcomer").verdict is Verdict.QUEUED
+    got = [item for item, _ in verdicts.wait(5, timeout=30)]
+    assert got[:2] == ["busy", "newcomer"]
+
+
+def test_a_full_queue_gives_a_place_to_a_client_that_asked_less(new_gate: GateFactory) -> None:
+    slow = BasicAuth({"bob": make_hash(b"pw", cost=12), "alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(slow, limits=GateLimits(queue=3, per_client=100, failures=100))
+    assert gate.admit(header("bob", "busy"), "10.0.0.1", "busy").verdict is Verdict.QUEUED
+    for n in range(2):  # the queue full, with two checks of an address that asked twice
+        assert gate.admit(header("bob", f"g{n}"), "10.0.0.2", f"flood-{n}").verdict is Verdict.QUEUED
+    # An address that asked less takes the place of the last check of the one that asked
+    # most, which is answered at once without a check (None: 503).
+    assert gate.admit(header("alice", "secret"), "10.0.0.3", "newcomer").verdict is Verdict.QUEUED
+    assert verdicts.wait(1) == [("flood-1", None)]
+    # The address that asked most does not win its place back.
+    assert gate.admit(header("bob", "g2"), "10.0.0.2", "flood-2") == Admission(Verdict.BUSY, 1)
+    assert verdicts.wait(4, timeout=30)[1:] == [("busy", False), ("newcomer", True),
+                                                ("flood-0", False)]
 
 
 def test_a_failing_check_fails_closed_and_logs_one_line(

@@ -715,6 +715,38 @@ def test_reload_reads_the_web_config_even_when_its_file_looks_unchanged(
     assert f"web config reloaded from {path} (on request)" in caplog.messages
 
 
+def test_a_slow_reload_stalls_neither_scrapes_nor_shutdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "web.yml"
+    path.write_text("")
+    loading, release = threading.Event(), threading.Event()
+    load = http_module.load_web_config
+
+    def slow_load(*args: object, **kwargs: object) -> WebConfig:  # a file PyYAML is slow on
+        loading.set()
+        release.wait(30)
+        return load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(http_module, "load_web_config", slow_load)
+    server = Server(("127.0.0.1", 0), ROUTES, load_web_config(path))
+    loop = threading.Thread(target=server.serve_forever)
+    loop.start()
+    try:
+        server.reload()  # what SIGHUP calls
+        assert loading.wait(10)
+        # Answered while the reload is still loading (before, the loop waited for it)...
+        assert [fetch(server, "/")[0] for _ in range(3)] == [200] * 3
+        # ... and SIGTERM's shutdown does not wait for it either.
+        server.shutdown()
+        loop.join(5)
+        assert not loop.is_alive()
+    finally:
+        release.set()
+        server.shutdown()
+        loop.join(30)
+
+
 def test_a_client_told_to_retry_later_is_not_read_before_then(
     serve: ServeFactory, tmp_path: Path
 ) -> None:

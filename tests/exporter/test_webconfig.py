@@ -1,8 +1,10 @@
+import os
 import re
 import shutil
 import socket
 import ssl
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import bcrypt
 import pytest
 from conftest import Pki, require_tool
 
+from hwinfo.exporter import webconfig
 from hwinfo.exporter.http import Response
 from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
@@ -411,3 +414,56 @@ def test_a_running_server_keeps_tls_and_auth_when_the_file_is_emptied(
         except ConnectionResetError:
             answer = b""
     assert not answer.startswith(b"HTTP/1.1 200")  # plain HTTP is not served
+
+
+@pytest.mark.parametrize("swapped", ["server-one.crt", "server-one.key"])
+def test_a_file_swapped_for_a_fifo_after_its_check_is_not_opened_again(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch, swapped: str
+) -> None:
+    where = tls_dir(tmp_path, pki)
+    path = write(where, "tls_server_config: {cert_file: server-one.crt, key_file: server-one.key}")
+    checked = webconfig._Reader.read_file
+
+    def read_then_swap(reader: webconfig._Reader, field: str, name: str) -> str:
+        text = checked(reader, field, name)
+        if name.endswith(swapped):  # the race won: a FIFO where the file was checked
+            os.unlink(name)
+            os.mkfifo(name)
+        return text
+
+    monkeypatch.setattr(webconfig._Reader, "read_file", read_then_swap)
+    loaded: list[object] = []
+    loader = threading.Thread(target=lambda: loaded.append(load_web_config(path)), daemon=True)
+    loader.start()
+    loader.join(10)
+    if loader.is_alive():  # OpenSSL opened the FIFO by name: give it an end of file
+        os.close(os.open(where / swapped, os.O_WRONLY | os.O_NONBLOCK))
+        loader.join(10)
+        pytest.fail("OpenSSL opened the file again by name, and waited on the FIFO")
+    (config,) = loaded
+    assert config.ssl_context is not None  # loaded from the text that was checked
+
+
+def test_without_memory_files_the_checked_text_goes_through_a_private_directory(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*_: object) -> int:  # as a seccomp filter without memfd_create answers
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "memfd_create", refused)
+    made: list[tuple[int, list[int]]] = []
+    private_dir = webconfig.tempfile.TemporaryDirectory
+
+    class Watched(private_dir):  # type: ignore[misc, valid-type]
+        def __exit__(self, *args: object) -> None:
+            files = sorted(os.listdir(self.name))
+            made.append((os.stat(self.name).st_mode & 0o777,
+                         [os.stat(os.path.join(self.name, f)).st_mode & 0o777 for f in files]))
+            super().__exit__(*args)
+
+    monkeypatch.setattr(webconfig.tempfile, "TemporaryDirectory", Watched)
+    where = tls_dir(tmp_path, pki)
+    config = load_web_config(write(
+        where, "tls_server_config: {cert_file: server-one.crt, key_file: server-one.key}"))
+    assert config.ssl_context is not None
+    assert made == [(0o700, [0o600, 0o600])]

@@ -1,0 +1,156 @@
+"""Documents that ask for more than they weigh: refused before they are built, in bounded
+memory and time.
+
+A 16 MiB `[{},{},...]` passes the size limit and would be 5.6 million dicts (over a GB)
+if parsed first and counted after; as YAML, PyYAML would keep about a KiB per node. Every
+document goes through inputs.parse_json or parse_yaml: the in-process cases bound them
+there; the commands prove each way in (a file, a daemon, a Prometheus) by the kernel's peak
+RSS of the whole process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from fuzz.mutations import bounded_memory, one_line_or_valid
+
+from hwinfo import inputs
+from hwinfo.ledger.queries import HELD_RECORD
+
+LIMIT = inputs.DEFAULT_LIMIT_BYTES
+BOMB = b"[" + b"{}," * (LIMIT // 3 - 1) + b"{}]"  # just under the size limit
+# The most a whole command may take at its peak on any accepted-size input (a bare
+# `hwinfo usage` is about 40 MiB).
+COMMAND_PEAK_BYTES = 256 << 20
+
+
+@pytest.mark.parametrize("bomb", [
+    BOMB,
+    b"[" + b"0," * (LIMIT // 2 - 2) + b"0]",
+    b"{" + b",".join(b'"%d":{}' % i for i in range(1_200_000)) + b"}",
+])
+def test_a_document_of_millions_of_values_is_refused_before_it_is_built(bomb: bytes) -> None:
+    assert len(bomb) <= LIMIT
+    for text in (bomb, bomb.decode()):  # a file's text, a server's body
+        assert one_line_or_valid(lambda t=text: inputs.parse_json(t, "x"), inputs.InputError) is None
+
+
+@pytest.mark.parametrize("bomb", [
+    "[" + "{}," * 1_000_000 + "{}]",
+    "- a\n" * 1_000_000,
+    "".join(f"k{n}: v\n" for n in range(300_000)),
+])
+def test_a_yaml_document_of_many_nodes_is_refused_before_it_is_composed(bomb: str) -> None:
+    # 300,000 nodes took 311 MiB and 8 s in PyYAML; 16 MiB of them, gigabytes.
+    assert one_line_or_valid(lambda: inputs.parse_yaml(bomb, "x"), inputs.InputError) is None
+
+
+def test_a_document_just_under_the_value_budget_loads_in_bounded_memory() -> None:
+    text = b"[" + b'{"a":{}},' * (inputs.MAX_NODES // 2 - 2) + b"{}]"
+    with bounded_memory(COMMAND_PEAK_BYTES):
+        document = inputs.parse_json(text, "x")
+    assert len(document) == inputs.MAX_NODES // 2 - 1
+
+
+def test_the_check_after_parsing_holds_one_iterator_per_level_not_a_copy() -> None:
+    document = [[{}] * 300_000, {"deep": [1.0] * 300_000}]
+    with bounded_memory(8 << 20):  # a stack of 600,000 paths took 31 MiB
+        inputs.check_document(document, "x")
+    document[1]["deep"][123_456] = float("nan")
+    with pytest.raises(inputs.InputError, match=r"^x: \[1\]\.deep\[123456\]: nan is not"):
+        inputs.check_document(document, "x")
+
+
+def peak_of(args: list[str]) -> tuple[int, str, int]:
+    """Exit status, output and the kernel's peak RSS (bytes) of `hwinfo ARGS`, run alone."""
+    process = subprocess.Popen([sys.executable, "-m", "hwinfo", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    output = process.stdout.read() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, output, usage.ru_maxrss * 1024
+
+
+def assert_refused_within_bounds(args: list[str], says: str) -> None:
+    """One line (an error, or `check`'s UNKNOWN) that says why, and a bounded peak."""
+    code, output, peak = peak_of(args)
+    lines = output.splitlines()
+    assert code != 0 and "Traceback" not in output and len(lines) == 1, output
+    assert says in lines[0], lines[0]
+    assert peak <= COMMAND_PEAK_BYTES, f"peak RSS {peak >> 20} MiB"
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """A daemon or a Prometheus whose every answer is the bomb; slow ones under /slow."""
+
+    def _answer(self) -> None:
+        body = BOMB
+        if self.path.startswith("/slow"):
+            # Each answer well within --timeout 1, three of them in turn (rules, queries,
+            # advice) past it: only a deadline for the whole command ends it at 1 s.
+            time.sleep(0.7)
+            body = _slow_answer(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _slow_answer(path: str) -> bytes:
+    if "/api/v1/rules" in path:
+        data: object = {"groups": [{"name": "ledger", "interval": 60,
+                                    "rules": [{"name": HELD_RECORD}]}]}
+    else:
+        data = {"resultType": "vector", "result": [
+            {"metric": {"measure": "gpus", "job": "j", "instance": "i", "gpu": "0"},
+             "value": [0, "1"]}]}
+    return json.dumps({"status": "success", "data": data}).encode()
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("command", [["usage", "--advise"], ["fleet"], ["report", "--from"],
+                                     ["check", "--from"]])
+def test_a_bomb_over_the_network_is_refused_in_bounded_memory(hostile: str, command: list[str]) -> None:
+    flag = [] if command[-1] == "--from" else ["--prometheus"]
+    assert_refused_within_bounds([*command, *flag, hostile], "values")
+
+
+@pytest.mark.parametrize("command", [["report", "--simulate"], ["check", "--baseline"],
+                                     ["check", "--config"], ["usage", "--prices"]])
+def test_a_bomb_in_a_file_is_refused_in_bounded_memory(tmp_path: Path, command: list[str]) -> None:
+    path = tmp_path / "bomb.json"
+    # JSON is YAML too; --prices takes 1 MiB at most.
+    path.write_bytes(BOMB if command[-1] != "--prices" else BOMB[:(1 << 20) - 3] + b"{}]")
+    # The prices are read before Prometheus is asked: none needs to be there.
+    more = ["--prometheus", "http://127.0.0.1:1"] if command[0] == "usage" else []
+    assert_refused_within_bounds([*command, str(path), *more], "values")
+
+
+def test_the_timeout_bounds_the_whole_ledger_command(hostile: str) -> None:
+    started = time.monotonic()
+    code, stderr, _ = peak_of(["usage", "--prometheus", hostile + "/slow", "--timeout", "1"])
+    assert code == 1 and "no complete answer within 1 s (--timeout)" in stderr, stderr
+    # A deadline, not a benchmark: three answers in turn take 2.1 s.
+    assert time.monotonic() - started < 2.0

@@ -1,0 +1,96 @@
+"""Hostile inputs shaped to make quadratic work: each finishes within a deadline.
+
+Each case runs in a process of its own, killed at its deadline: a regex backtracking in C
+cannot be interrupted from a thread. The deadlines are generous for a loaded 2-core machine
+(a linear run takes about a second) and far below what the quadratic versions took on the
+same inputs (minutes). Deadlines, not benchmarks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+DEADLINE_SECONDS = 20.0
+
+
+def finishes_in_time(code: str) -> str:
+    """The output of `code` run by a fresh interpreter, which must end within the deadline."""
+    try:
+        result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                                text=True, timeout=DEADLINE_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"not done within {DEADLINE_SECONDS:g} s")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize(("value", "kept"), [
+    ("'x' + ' [' * 500_000", 1_000_001),  # no note: it does not end with "]"
+    ("'x' + ' ' * 1_000_000 + 'y]'", 1_000_003),  # no note: no "[" after a space
+    ("'x [' + ' [' * 500_000 + ']'", 1),  # one long note
+])
+def test_a_long_value_in_a_text_dump(value: str, kept: int) -> None:
+    # 256 KB took 21 s in the note-stripping regex; 1 MB would take minutes.
+    out = finishes_in_time(f"""
+        from hwinfo.sim.importer_text import parse_text_dump
+        value = {value}
+        dump = "==============NVSMI LOG==============\\n\\nGPU 00000000:01:00.0\\n"
+        root = parse_text_dump(dump + "    Product Name : " + value + "\\n")
+        print(len(root.find("gpu/product_name").text))
+    """)
+    assert int(out) == kept
+
+
+def test_a_fleet_of_20000_mig_devices_and_profiles() -> None:
+    # A scan of every device per series took 97 s for 20,000 devices.
+    out = finishes_in_time("""
+        from hwinfo.ledger.fleet import _fill, _hosts
+        from hwinfo.ledger.prometheus import Sample
+        host = {"job": "j", "instance": "i"}
+        hosts = _hosts([Sample({**host, "measure": "seen"}, 1)])
+        gpu = {**host, "gpu": "0", "uuid": "GPU-1"}
+        samples = [Sample({**gpu, "__name__": "hwinfo_gpu_mig_enabled"}, 1)]
+        for i in range(20_000):
+            gi = {**gpu, "gpu_instance_id": str(i)}
+            samples += [
+                Sample({**gi, "__name__": "hwinfo_mig_device_info", "compute_instance_id": "0",
+                        "profile": "1g.10gb", "mig_uuid": f"MIG-{i}"}, 1),
+                Sample({**gi, "__name__": "hwinfo_mig_gpu_instance_memory_total_bytes"}, 2**30),
+                Sample({**gpu, "__name__": "hwinfo_mig_profile_free_instances",
+                        "profile": f"p{i}"}, 1),
+            ]
+        _fill(hosts, samples)
+        (gpu,) = hosts[("j", "i")].gpus
+        print(len(gpu.mig_devices), len(gpu.profiles),
+              sum(d.memory_total_bytes == 2**30 for d in gpu.mig_devices))
+    """)
+    assert out.split() == ["20000", "20000", "20000"]
+
+
+@pytest.mark.parametrize("shape", ["a model each, none with profiles",
+                                   "one model of 12,000 profiles"])
+def test_advice_for_12000_users(shape: str) -> None:
+    # 12,000 busy users took 48 s: a note looked up in a list per user, every profile per user.
+    out = finishes_in_time(f"""
+        from hwinfo.ledger.prometheus import Sample
+        from hwinfo.ledger.usage import _advice
+        many_models = {shape.startswith("a model each")}
+        samples = []
+        for i in range(12_000):
+            who = {{"user": f"u{{i}}", "model": f"M{{i}}" if many_models else "M"}}
+            samples += [Sample({{"measure": "whole_held", **who}}, 1),
+                        Sample({{"measure": "whole_utilization", **who}}, 1),
+                        Sample({{"measure": "whole_peak_memory", **who}}, 2**30)]
+            if not many_models:
+                profile = {{"model": "M", "profile": f"p{{i}}"}}
+                samples += [Sample({{"measure": "profile_memory", **profile}}, 2**40),
+                            Sample({{"measure": "profile_share", **profile}}, 0.5)]
+        notes = []
+        advice = _advice(samples, 60.0, notes)
+        print(len(advice), len(notes), sum(a.profile is None for a in advice))
+    """)
+    assert out.split() == ["12000", "12000" if shape.startswith("a model each") else "1", "12000"]
