@@ -344,6 +344,7 @@ _MIG_DEVICE_FIELDS: tuple[_Field, ...] = (
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
     _f("memory_used_mib", _mib, "fb_memory_usage/used"),
     _f("memory_free_mib", _mib, "fb_memory_usage/free"),
+    _f("bar1_total_mib", _mib, "bar1_memory_usage/total"),
 )
 
 # nvidia-smi's clock event (formerly throttle) reason tags -> the format's names: the same but
@@ -443,10 +444,11 @@ _GI_ORDER = (
     "memory_total_mib",
     "memory_used_mib",
     "memory_free_mib",
+    "bar1_total_mib",
     "compute_instances",
 )
 # A GPU instance's memory figures, which every MIG device of it shows alike.
-_GI_MEMORY = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
+_GI_MEMORY = ("memory_total_mib", "memory_used_mib", "memory_free_mib", "bar1_total_mib")
 
 
 # Relative tolerance between a MIG device's memory and its profile's: drivers differ by up to

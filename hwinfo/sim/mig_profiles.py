@@ -70,10 +70,6 @@ class GpuInstanceProfile:
     memory_mib: int
     board_memory_slices: int = MEMORY_SLICES
 
-    @property
-    def bar1_fraction(self) -> float:
-        """Share of the board's BAR1 a MIG device of this profile gets."""
-        return self.memory_slices / self.board_memory_slices
 
 
 @dataclass(frozen=True)
@@ -106,6 +102,9 @@ class MigTable:
     apart_before: tuple[tuple[Branch, tuple[int, int]], ...] = ()
     # Profile id pairs this table's driver cannot hold at once (set by for_driver).
     apart: tuple[tuple[int, int], ...] = ()
+    # BAR1 a MIG device gets per memory slice of its GI, in KiB; None: the board's BAR1 over
+    # its memory slices less 256 KiB (see mig_bar1_bytes).
+    bar1_per_slice_kib: int | None = None
     by_name: dict[str, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_id: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_index: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
@@ -195,10 +194,39 @@ class MigTable:
                 self.max_gpu_instances,
                 self.min_driver,
                 apart=apart,
+                bar1_per_slice_kib=self.bar1_per_slice_kib,
             )
         )
         # setdefault: two threads building the same branch still share one table.
         return self._variants.setdefault(branch, variant)
+
+
+def mig_bar1_bytes(
+    table: MigTable | None, board_bar1_mib: int, profile: GpuInstanceProfile
+) -> int:
+    """BAR1 of a MIG device of a GPU instance of this profile.
+
+    Real MIG devices get an equal BAR1 share per memory slice, 256 KiB short of a whole
+    figure, which nvidia-smi rounds down to MiB (so 1, 2, 4 slices show x-1, 2x-1, 4x-1 on
+    Ampere, and 4 slices show one MiB more than twice 2 slices):
+    - A100-SXM4-40GB (BAR1 65536 MiB): a 3g.20gb (4 slices) shows 32767 (shared/captures),
+      80 GB boards (BAR1 131072) 16383/32767/65535 by size (facts §2): the board's BAR1
+      over its memory slices.
+    - H100 80GB HBM3, 590.48.01 (BAR1 131072, shared/captures/text): 1g.10gb 6184,
+      2g.20gb 12369, 3g.40gb 24739: 6185 MiB a slice, less 256 KiB.
+    - H200, 590 (issue 21): 1g.18gb 14809, 2g.35gb 29618, 3g.71gb 59237: 14809.5 MiB a
+      slice, less 256 KiB.
+    Hopper's share is not its BAR1/8: about what BAR1 leaves beside the framebuffer
+    (131072 - 81559 = 49513 MiB against the 49480 the H100's figure gives), but not exactly.
+    Unknown: the share on Hopper boards without a figure (they get Ampere's), a 7g (8
+    slices) anywhere, and other driver branches.
+    """
+    per_slice_kib = (
+        board_bar1_mib * 1024 // profile.board_memory_slices
+        if table is None or table.bar1_per_slice_kib is None
+        else table.bar1_per_slice_kib
+    )
+    return profile.memory_slices * (per_slice_kib - 256) * 1024
 
 
 def default_gpu_instance_id(
@@ -565,7 +593,10 @@ _H100_80GB_NAMES = {
 # H100 80GB: the H100 capture (590.48.01) shows 3g.40gb 40448, 2g.20gb 20096, 1g.10gb 9984;
 # facts §3 (a R580 listing) the rest. Another driver reported 9.62/19.50/39.25 GiB (facts §3).
 # Unknown: which branch that was, so no older sizes are modelled.
-H100_80GB = _table("h100", _H100_80GB_NAMES, min_driver=(525,))
+# MIG BAR1: the same capture (mig_bar1_bytes).
+H100_80GB = _table(
+    "h100", _H100_80GB_NAMES, min_driver=(525,), bar1_per_slice_kib=6185 * 1024
+)
 # H100 PCIe and H800 PCIe: names per gpu-operator's mig-parted config (0x2331, 0x2322 with
 # the H100-80GB profiles). Unknown: memory sizes (the H100 SXM ones) and SMs (see engines).
 H100_PCIE = _table("h100-pcie", _H100_80GB_NAMES, min_driver=(525,))
@@ -614,6 +645,8 @@ H200_141GB = _table(
         "7g": ("7g.141gb", 143104),
     },
     min_driver=(550,),
+    # MIG BAR1: an H200 on driver 590 (issue 21; mig_bar1_bytes).
+    bar1_per_slice_kib=14809 * 1024 + 512,
 )
 # GH200 144G HBM3e: mig-parted #139 / gpu-operator #1057 `-lgip` (1g 17.50, 1g.36gb and
 # 2g.36gb 35.25 GiB); names of the rest from gpu-operator's config.

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
+from hwinfo.sim.mig_profiles import mig_bar1_bytes
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,
@@ -119,12 +120,14 @@ def _bar1(s: GpuSpec) -> Reply:
 
 
 def _mig_bar1(dev: MigDevice) -> Reply:
-    s = dev.gpu.spec
-    if s.bar1_total_mib is None:
+    gi, s = dev.gpu_instance.spec, dev.gpu.spec
+    if gi.bar1_total_mib is not None:  # as a dump showed it
+        total = gi.bar1_total_mib * MIB
+    elif s.bar1_total_mib is None:
         return UNSUPPORTED
-    # Observed 32767 MiB for a 3g.20gb of a 65536 MiB A100-40GB (shared/captures), and
-    # 16383/32767/65535 MiB by size on 80 GB boards (facts §2): the GI's share less 1 MiB.
-    total = (int(s.bar1_total_mib * dev.gpu_instance.spec.profile.bar1_fraction) - 1) * MIB
+    else:
+        table = s.board.mig if s.board is not None else None
+        total = mig_bar1_bytes(table, s.bar1_total_mib, gi.profile)
     return ok((("bar1Total", total), ("bar1Free", total), ("bar1Used", 0)))
 
 

@@ -299,6 +299,7 @@ class GpuInstanceSpec:
     memory_total_mib: int | None = None
     memory_used_mib: int | None = None
     memory_free_mib: int | None = None
+    bar1_total_mib: int | None = None  # None: the board's rule (mig_profiles.MigTable)
 
 
 @dataclass(frozen=True)
@@ -931,7 +932,7 @@ def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str 
 
 _GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm")
 # Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
-_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
+_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib", "bar1_total_mib")
 
 
 def parse_mig(

@@ -9,8 +9,8 @@ Not compared, and why:
 - cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak, GPM
   activity: nvidia-smi -q does not print them (the imported scenario leaves them
   NotSupported: asserted null).
-- PCI subsystem id, BAR1 of MIG devices, encoder/FBC stats, applications clocks, T.Limit
-  temperatures: hwinfo's report has no such field.
+- PCI subsystem id, encoder/FBC stats, applications clocks, T.Limit temperatures: hwinfo's
+  report has no such field. BAR1 of MIG devices is read through raw pynvml instead.
 - MIG placements and profile ids: `-q` does not print them; the profile name is compared
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
@@ -68,6 +68,7 @@ class Expected:
     values: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     mig_devices: list[tuple[int | None, ...]] = field(default_factory=list)
+    mig_bar1_mib: list[int | None] = field(default_factory=list)
     processes: list[tuple[Any, ...]] = field(default_factory=list)
 
 
@@ -223,6 +224,7 @@ def _xml_expected(gpu: ET.Element) -> Expected:
     else:
         expected.reasons = None  # type: ignore[assignment]
     for device in gpu.findall("mig_devices/mig_device"):
+        expected.mig_bar1_mib.append(_int(device.findtext("bar1_memory_usage/total")))
         expected.mig_devices.append(
             tuple(
                 _int(device.findtext(path))
@@ -420,6 +422,7 @@ def _text_expected(gpu: list[Line]) -> Expected:
         else None  # type: ignore[assignment]
     )
     for device in _blocks(gpu, "MIG Device"):
+        expected.mig_bar1_mib.append(_int(_get(device, "Shared BAR1 Memory", "Total")))
         expected.mig_devices.append(
             (
                 _int(_get(device, "GPU Instance ID")),
@@ -515,6 +518,33 @@ def _hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         check=False,
     )
+
+
+_RAW_SCRIPT = """\
+import json, sys, pynvml as N, hwinfo.sim
+hwinfo.sim.install(sys.argv[1]); N.nvmlInit()
+out = []
+for i in range(N.nvmlDeviceGetCount()):
+    h = N.nvmlDeviceGetHandleByIndex(i)
+    bar1 = []
+    for m in range(N.nvmlDeviceGetMaxMigDeviceCount(h)):
+        try:
+            mig = N.nvmlDeviceGetMigDeviceHandleByIndex(h, m)
+        except N.NVMLError_NotFound:
+            break
+        bar1.append(N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // (1 << 20))
+    out.append({"mig_bar1_mib": bar1})
+print(json.dumps(out))
+"""
+
+
+def _raw(scenario: Path) -> list[dict[str, Any]]:
+    """Per GPU, what raw pynvml reads on the imported scenario where the report has no field."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HWINFO")}
+    done = subprocess.run([sys.executable, "-c", _RAW_SCRIPT, str(scenario)], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _report(capture: Path, tmp_path: Path) -> dict[str, Any]:
@@ -703,12 +733,14 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
         path = changed
     capture = _read_capture(path)
     report = _report(path, tmp_path)["gpu"]
+    raw = _raw(tmp_path / "imported.json")
     assert report["status"] == "ok", report["message"]
     assert report["driver_version"] == capture.driver
     assert report["cuda_driver_version"] == capture.cuda
     assert len(report["gpus"]) == len(capture.gpus)
     assert capture.attached is not None and capture.attached >= len(capture.gpus)
-    for expected, gpu in zip(capture.gpus, report["gpus"]):
+    for expected, gpu, read in zip(capture.gpus, report["gpus"], raw):
+        assert read["mig_bar1_mib"] == expected.mig_bar1_mib
         for dotted, (key, convert) in FIELDS.items():
             want = convert(expected.values[key])
             block = dotted.split(".")[0]

@@ -256,7 +256,8 @@ def test_four_slice_boards_number_their_instances_in_four() -> None:
     assert [mp.default_gpu_instance_id(st, 1, 4) for st in range(4)] == [3, 4, 5, 6]
     assert [mp.default_gpu_instance_id(st, 2, 4) for st in (0, 2)] == [1, 2]
     assert [c.name for c in a30.ci_profiles[0]] == ["1c.4g.24gb", "2c.4g.24gb", "4g.24gb"]
-    assert a30.by_name["2g.12gb+me"].bar1_fraction == 0.5
+    # Half its 4 memory slices: half the BAR1, 2 x 256 KiB short (mig_bar1_bytes).
+    assert mp.mig_bar1_bytes(a30, 8192, a30.by_name["2g.12gb+me"]) == (4096 - 0.5) * 2**20
     # One OFA and one JPEG engine: a single instance with media extensions at a time.
     me1, me2, plain = (a30.by_name[n] for n in ("1g.6gb+me", "2g.12gb+me", "1g.6gb"))
     assert a30.can_coexist([me2, plain, plain]) and not a30.can_coexist([me1, me2])
