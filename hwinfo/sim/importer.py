@@ -258,6 +258,8 @@ _GPU_FIELDS: tuple[_Field, ...] = (
         for when in ("current", "pending")
     ),
     _f("persistence_mode", _enabled, "persistence_mode"),
+    _f("display_mode", _enabled, "display_mode"),
+    _f("display_active", _enabled, "display_active"),
     _f("accounting.enabled", _enabled, "accounting_mode"),
     _f("accounting.buffer_size", int, "accounting_mode_buffer_size"),
     _f("compute_mode", _compute_mode, "compute_mode"),

@@ -284,8 +284,10 @@ FIELDS: tuple[Field, ...] = (
         ),
     ),
     # Unknown: display mode/active per board; servers run headless, so both read Disabled.
-    Field("nvmlDeviceGetDisplayMode", base.scalar, lambda m, g: ok(0)),
-    Field("nvmlDeviceGetDisplayActive", base.scalar, lambda m, g: ok(0)),
+    Field("nvmlDeviceGetDisplayMode", base.scalar, lambda m, g: opt(_flag(g.spec.display_mode))),
+    Field(
+        "nvmlDeviceGetDisplayActive", base.scalar, lambda m, g: opt(_flag(g.spec.display_active))
+    ),
     # Memory.
     Field(
         "nvmlDeviceGetMemoryInfo",

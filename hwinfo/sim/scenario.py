@@ -329,6 +329,8 @@ class GpuSpec:
     cuda_cores: int | None
     memory_bus_width_bits: int | None
     persistence_mode: bool | None
+    display_mode: bool | None
+    display_active: bool | None
     compute_mode: str | None
     memory_total_mib: int | None  # None: NotSupported (a GPU sharing system memory)
     memory_reserved_mib: int | None
@@ -646,6 +648,8 @@ def gpu_field_readers(
         "cuda_cores": _optional(bounded(MAX_CUDA_CORES)),
         "memory_bus_width_bits": _optional(bounded(MAX_BUS_WIDTH_BITS)),
         "persistence_mode": _optional(r.bool),
+        "display_mode": _optional(r.bool),
+        "display_active": _optional(r.bool),
         "compute_mode": _optional(lambda p, v: r.choice(p, v, COMPUTE_MODES)),
         # null: NVML has no framebuffer figure (a GPU sharing system memory, e.g. GB10).
         "memory_total_mib": _optional(mib),

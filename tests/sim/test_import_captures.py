@@ -10,7 +10,9 @@ Not compared, and why:
   activity: nvidia-smi -q does not print them (the imported scenario leaves them
   NotSupported: asserted null).
 - PCI subsystem id, encoder/FBC stats, applications clocks, T.Limit temperatures: hwinfo's
-  report has no such field. BAR1 of MIG devices is read through raw pynvml instead.
+  report has no such field. BAR1 of MIG devices, display mode and display active are read
+  through raw pynvml instead ("deprecated", as 590 and later print the display mode: not
+  available).
 - MIG placements and profile ids: `-q` does not print them; the profile name is compared
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
@@ -133,6 +135,8 @@ def _xml_expected(gpu: ET.Element) -> Expected:
         "pci_bus_id": t("pci/pci_bus_id"),
         "pci_device_id": t("pci/pci_device_id"),
         "persistence": t("persistence_mode"),
+        "display_mode": t("display_mode"),
+        "display_active": t("display_active"),
         "accounting": t("accounting_mode"),
         "accounting_buffer": t("accounting_mode_buffer_size"),
         "compute_mode": t("compute_mode"),
@@ -337,6 +341,8 @@ def _text_expected(gpu: list[Line]) -> Expected:
         "pci_bus_id": g("PCI", "Bus Id"),
         "pci_device_id": g("PCI", "Device Id"),
         "persistence": g("Persistence Mode"),
+        "display_mode": g("Display Mode"),
+        "display_active": g("Display Active"),
         "accounting": g("Accounting Mode"),
         "accounting_buffer": g("Accounting Mode Buffer Size"),
         "compute_mode": g("Compute Mode"),
@@ -533,7 +539,14 @@ for i in range(N.nvmlDeviceGetCount()):
         except N.NVMLError_NotFound:
             break
         bar1.append(N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // (1 << 20))
-    out.append({"mig_bar1_mib": bar1})
+    display = {}
+    for key, call in (("display_mode", N.nvmlDeviceGetDisplayMode),
+                      ("display_active", N.nvmlDeviceGetDisplayActive)):
+        try:
+            display[key] = call(h)
+        except N.NVMLError_NotSupported:
+            display[key] = None
+    out.append({"mig_bar1_mib": bar1, **display})
 print(json.dumps(out))
 """
 
@@ -741,6 +754,9 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
     assert capture.attached is not None and capture.attached >= len(capture.gpus)
     for expected, gpu, read in zip(capture.gpus, report["gpus"], raw):
         assert read["mig_bar1_mib"] == expected.mig_bar1_mib
+        for key in ("display_mode", "display_active"):  # what nvitop shows as Disp.A
+            want = _enabled(expected.values[key])
+            assert read[key] == (None if want is None else int(want)), key
         for dotted, (key, convert) in FIELDS.items():
             want = convert(expected.values[key])
             block = dotted.split(".")[0]
