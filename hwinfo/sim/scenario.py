@@ -300,6 +300,8 @@ class GpuInstanceSpec:
     memory_used_mib: int | None = None
     memory_free_mib: int | None = None
     bar1_total_mib: int | None = None  # None: the board's rule (mig_profiles.MigTable)
+    # Volatile uncorrectable SRAM ECC errors its MIG devices show; None: NotSupported.
+    sram_uncorrected_volatile: int | None = None
 
 
 @dataclass(frozen=True)
@@ -936,7 +938,13 @@ def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str 
 
 _GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm")
 # Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
-_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib", "bar1_total_mib")
+_GI_DUMP_KEYS = (
+    "memory_total_mib",
+    "memory_used_mib",
+    "memory_free_mib",
+    "bar1_total_mib",
+    "sram_uncorrected_volatile",
+)
 
 
 def parse_mig(
@@ -968,7 +976,7 @@ def parse_mig(
     requests = []
     for i, item in enumerate(items):
         p = inputs.member(gi_path, i)
-        gi = r.obj(p, item, (*_GI_KEYS, *_GI_MEMORY_KEYS), ("profile",))
+        gi = r.obj(p, item, (*_GI_KEYS, *_GI_DUMP_KEYS), ("profile",))
         name = r.str(inputs.member(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
@@ -1029,7 +1037,7 @@ def parse_mig(
             r, inputs.member(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
         gpm = None if gi.get("gpm") is None else read_gpm(r, inputs.member(p, "gpm"), gi["gpm"])
-        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory))
     return MigSpec(enabled, pending, tuple(instances))
 
@@ -1043,7 +1051,7 @@ _DESCRIBED_GI_KEYS = (
     "memory_slices",
     "engines",
     "compute_instances",
-    *_GI_MEMORY_KEYS,
+    *_GI_DUMP_KEYS,
 )
 _ENGINE_KEYS = ("copy", "decoder", "encoder", "jpeg", "ofa")
 # NVML's profile IDs and memory-slice sizes by compute slices on the 8-slice boards.
@@ -1140,7 +1148,7 @@ def _described_instances(
             )
             computes.append(ComputeInstanceSpec(number, offset, ci_profile, None, uuid=ci_uuid))
             offset += ci_slices
-        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
     return tuple(instances)
 

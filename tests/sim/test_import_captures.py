@@ -71,6 +71,7 @@ class Expected:
     reasons: list[str] = field(default_factory=list)
     mig_devices: list[tuple[int | None, ...]] = field(default_factory=list)
     mig_bar1_mib: list[int | None] = field(default_factory=list)
+    mig_sram_uncorrected: list[int | None] = field(default_factory=list)
     processes: list[tuple[Any, ...]] = field(default_factory=list)
 
 
@@ -229,6 +230,9 @@ def _xml_expected(gpu: ET.Element) -> Expected:
         expected.reasons = None  # type: ignore[assignment]
     for device in gpu.findall("mig_devices/mig_device"):
         expected.mig_bar1_mib.append(_int(device.findtext("bar1_memory_usage/total")))
+        expected.mig_sram_uncorrected.append(
+            _int(device.findtext("ecc_error_count/volatile_count/sram_uncorrectable"))
+        )
         expected.mig_devices.append(
             tuple(
                 _int(device.findtext(path))
@@ -429,6 +433,9 @@ def _text_expected(gpu: list[Line]) -> Expected:
     )
     for device in _blocks(gpu, "MIG Device"):
         expected.mig_bar1_mib.append(_int(_get(device, "Shared BAR1 Memory", "Total")))
+        expected.mig_sram_uncorrected.append(
+            _int(_get(device, "ECC Errors", "Volatile", "SRAM Uncorrectable"))
+        )
         expected.mig_devices.append(
             (
                 _int(_get(device, "GPU Instance ID")),
@@ -532,13 +539,17 @@ hwinfo.sim.install(sys.argv[1]); N.nvmlInit()
 out = []
 for i in range(N.nvmlDeviceGetCount()):
     h = N.nvmlDeviceGetHandleByIndex(i)
-    bar1 = []
+    bar1, sram = [], []
     for m in range(N.nvmlDeviceGetMaxMigDeviceCount(h)):
         try:
             mig = N.nvmlDeviceGetMigDeviceHandleByIndex(h, m)
         except N.NVMLError_NotFound:
             break
         bar1.append(N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // (1 << 20))
+        try:
+            sram.append(N.nvmlDeviceGetMemoryErrorCounter(mig, 1, 0, N.NVML_MEMORY_LOCATION_SRAM))
+        except N.NVMLError_NotSupported:
+            sram.append(None)
     display = {}
     for key, call in (("display_mode", N.nvmlDeviceGetDisplayMode),
                       ("display_active", N.nvmlDeviceGetDisplayActive)):
@@ -546,7 +557,7 @@ for i in range(N.nvmlDeviceGetCount()):
             display[key] = call(h)
         except N.NVMLError_NotSupported:
             display[key] = None
-    out.append({"mig_bar1_mib": bar1, **display})
+    out.append({"mig_bar1_mib": bar1, "mig_sram_uncorrected": sram, **display})
 print(json.dumps(out))
 """
 
@@ -754,6 +765,7 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
     assert capture.attached is not None and capture.attached >= len(capture.gpus)
     for expected, gpu, read in zip(capture.gpus, report["gpus"], raw):
         assert read["mig_bar1_mib"] == expected.mig_bar1_mib
+        assert read["mig_sram_uncorrected"] == expected.mig_sram_uncorrected
         for key in ("display_mode", "display_active"):  # what nvitop shows as Disp.A
             want = _enabled(expected.values[key])
             assert read[key] == (None if want is None else int(want)), key
@@ -793,6 +805,14 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             assert {d["index"]: d["profile"] for d in devices} == capture.mig_names
         if capture.mig_uuids:  # as -L printed them (masked in these captures), not derived
             assert {d["index"]: d["uuid"] for d in devices} == capture.mig_uuids
+        guessed = "\n".join(
+            json.loads((tmp_path / "imported.json").read_text())["imported"].get("guessed", [])
+        )
+        # What the dump does not hold is said to be inferred (docs/scenario-format.md).
+        if devices and not capture.mig_uuids:
+            assert "MIG device UUIDs (the dump lists none" in guessed
+        for gi in sorted({d["gpu_instance_id"] for d in devices}) if not capture.mig_names else ():
+            assert f"GPU instance {gi}'s profile name" in guessed
         processes = sorted(expected.processes)
         assert [
             (
