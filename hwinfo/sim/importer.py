@@ -702,6 +702,11 @@ def _process(element: ET.Element, where: str) -> dict[str, Any]:
     if "pid" not in process:
         raise DumpError(f"{where}: no <pid> value")
     process.setdefault("used_memory_mib", None)  # N/A: NVML could not tell, not 0
+    name = process.get("name")
+    if name and "\\" not in name:
+        # On Linux NVML's process name is the command line (arguments joined by spaces), all
+        # the command line a dump holds; on Windows it is the executable's path alone.
+        process["command"] = name
     return process
 
 

@@ -17,8 +17,8 @@ Not compared, and why:
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
   compared; XML dumps have no NVLink section, so it must read null.
-- users: a dump names no process owners (asserted null); the command line is not in a dump
-  either (asserted null), only the process name.
+- users: a dump names no process owners (asserted null). The command is the process name as
+  printed where that is a Linux command line, null for a Windows path (not a command line).
 - nvml_version: `-q` does not print it; a capture's `nvidia-smi --version` prints "590.48",
   not NVML's own string ("13.590.48.01"), so the import keeps the format's default.
 - xid_errors: events, not state; a dump shows none (the report's list comes from an event
@@ -714,10 +714,17 @@ def _at(report: dict[str, Any], dotted: str) -> Any:
 
 
 def _process_name(name: str | None) -> str | None:
-    """hwinfo's process name: the executable's base name, Windows paths included."""
-    if name is None:
+    """hwinfo's process name, as ps shows it: the program's base name (a Windows path is the
+    program, spaces and all; a Linux name is the command line, the program its first word)."""
+    if not name:
         return None
-    return ntpath.basename(name) if "\\" in name else os.path.basename(name)
+    return ntpath.basename(name) if "\\" in name else os.path.basename(name.split()[0])
+
+
+def _command(name: str | None) -> str | None:
+    """hwinfo's command (--full-command): a Linux name is the command line, kept whole; a
+    Windows name is only the executable's path, not a command line."""
+    return name if name and "\\" not in name else None
 
 
 def _unknown_board(text: str) -> str:
@@ -828,8 +835,9 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             (pid, kind, _process_name(name), memory, gi, ci)
             for pid, kind, name, memory, gi, ci in processes
         ]
+        by_pid = {pid: name for pid, _, name, *_ in processes}
         for p in gpu["processes"] + [q for d in devices for q in d["processes"]]:
-            assert p["user"] is None and p["command"] is None
+            assert p["user"] is None and p["command"] == _command(by_pid[p["pid"]])
 
 
 def test_accounted_processes_replay_as_the_capture_listed_them(tmp_path: Path) -> None:
