@@ -70,6 +70,11 @@ def _datacenter(**fields: object) -> dict[str, object]:
     """Fields every SXM/NVL datacenter board here shares, updated with the board's own."""
     base: dict[str, object] = {
         "persistence_mode": True,
+        # No display: every such board in the captures (A100, T4, H100, L40S) says Display
+        # Active: Disabled. Unknown: the display mode of boards with no dump on a driver that
+        # prints it (A100 510 says Enabled, T4 515 Disabled; 590 and later print it deprecated).
+        "display_mode": False,
+        "display_active": False,
         "compute_mode": "default",
         "bar1_used_mib": 1,
         "utilization_gpu_percent": 0,
@@ -106,6 +111,7 @@ BOARDS: dict[str, Board] = {
                 cuda_cores=6912,
                 memory_bus_width_bits=5120,
                 persistence_mode=False,
+                display_mode=True,
                 memory_total_mib=40960,
                 memory_reserved_mib=605,
                 bar1_total_mib=65536,
@@ -276,6 +282,9 @@ BOARDS: dict[str, Board] = {
             key="RTX-4090",
             defaults={
                 "name": "NVIDIA GeForce RTX 4090",
+                # Unknown: both (no dump); a board driving no display is taken.
+                "display_mode": False,
+                "display_active": False,
                 "pci_device_id": 0x268410DE,
                 "pci_subsystem_id": 0x16F310DE,
                 "vbios_version": "95.02.18.80.5F",
@@ -324,6 +333,9 @@ BOARDS: dict[str, Board] = {
             # shared/captures/rtx-3090-driver590-v13.xml (driver 590.44.01).
             defaults={
                 "name": "NVIDIA GeForce RTX 3090",
+                # Display mode: the 525 dump of this board (590 prints it deprecated).
+                "display_mode": False,
+                "display_active": True,
                 "pci_device_id": 0x220410DE,
                 "pci_subsystem_id": 0x87AD1043,
                 "vbios_version": "94.02.26.48.1B",
@@ -372,6 +384,9 @@ BOARDS: dict[str, Board] = {
             # shared/captures/dual-rtx-a5000-v13.xml (driver 590.44.01).
             defaults={
                 "name": "NVIDIA RTX A5000",
+                # Unknown: display mode (its 590 dump prints it deprecated).
+                "display_mode": False,
+                "display_active": False,
                 "pci_device_id": 0x223110DE,
                 "pci_subsystem_id": 0x147E10DE,
                 "vbios_version": "94.02.6D.00.0D",
@@ -421,6 +436,8 @@ BOARDS: dict[str, Board] = {
             # shared/captures/tesla-t4.xml (driver 515.105.01, a cloud VM).
             defaults={
                 "name": "Tesla T4",
+                "display_mode": False,
+                "display_active": False,
                 "pci_device_id": 0x1EB810DE,
                 "pci_subsystem_id": 0x12A210DE,
                 "vbios_version": "90.04.84.00.06",
@@ -470,6 +487,8 @@ BOARDS: dict[str, Board] = {
             # shared/captures/grid-p4-vgpu-guest.xml: a vGPU guest, where most fields are N/A.
             defaults={
                 "name": "GRID P4-1Q",
+                "display_mode": True,
+                "display_active": True,
                 "pci_device_id": 0x1BB310DE,
                 "pci_subsystem_id": 0x120410DE,
                 "vbios_version": "00.00.00.00.00",

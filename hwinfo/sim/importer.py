@@ -258,6 +258,8 @@ _GPU_FIELDS: tuple[_Field, ...] = (
         for when in ("current", "pending")
     ),
     _f("persistence_mode", _enabled, "persistence_mode"),
+    _f("display_mode", _enabled, "display_mode"),
+    _f("display_active", _enabled, "display_active"),
     _f("accounting.enabled", _enabled, "accounting_mode"),
     _f("accounting.buffer_size", int, "accounting_mode_buffer_size"),
     _f("compute_mode", _compute_mode, "compute_mode"),
@@ -344,6 +346,13 @@ _MIG_DEVICE_FIELDS: tuple[_Field, ...] = (
     _f("memory_total_mib", _mib, "fb_memory_usage/total"),
     _f("memory_used_mib", _mib, "fb_memory_usage/used"),
     _f("memory_free_mib", _mib, "fb_memory_usage/free"),
+    _f("bar1_total_mib", _mib, "bar1_memory_usage/total"),
+    _f(
+        "sram_uncorrected_volatile",
+        int,
+        "ecc_error_count/volatile_count/sram_uncorrectable",  # XML
+        "ecc_errors/volatile/sram_uncorrectable",  # text
+    ),
 )
 
 # nvidia-smi's clock event (formerly throttle) reason tags -> the format's names: the same but
@@ -443,10 +452,18 @@ _GI_ORDER = (
     "memory_total_mib",
     "memory_used_mib",
     "memory_free_mib",
+    "bar1_total_mib",
+    "sram_uncorrected_volatile",
     "compute_instances",
 )
-# A GPU instance's memory figures, which every MIG device of it shows alike.
-_GI_MEMORY = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
+# What every MIG device of a GPU instance shows alike: its memory, BAR1 and SRAM error figures.
+_GI_DUMP = (
+    "memory_total_mib",
+    "memory_used_mib",
+    "memory_free_mib",
+    "bar1_total_mib",
+    "sram_uncorrected_volatile",
+)
 
 
 # Relative tolerance between a MIG device's memory and its profile's: drivers differ by up to
@@ -663,6 +680,9 @@ def gpu_instances_of(
     index, gpu/compute instance ids, sm_count, memory) and the placements known by GI id;
     profiles from the catalogue's table, or described by those facts for a board it lacks.
     What had to be inferred is added to `guesses`."""
+    if any("uuid" not in device for device in devices):
+        # NVML always has one; the simulator derives it, so it is not the machine's.
+        guesses.append(f"{where}: MIG device UUIDs (the dump lists none; derived)")
     if board is None or board.mig is None:
         return _described_instances(devices, placements, memory_total_mib, where, guesses)
     return _gpu_instances(board.mig, devices, placements, where, guesses)
@@ -682,6 +702,11 @@ def _process(element: ET.Element, where: str) -> dict[str, Any]:
     if "pid" not in process:
         raise DumpError(f"{where}: no <pid> value")
     process.setdefault("used_memory_mib", None)  # N/A: NVML could not tell, not 0
+    name = process.get("name")
+    if name and "\\" not in name:
+        # On Linux NVML's process name is the command line (arguments joined by spaces), all
+        # the command line a dump holds; on Windows it is the executable's path alone.
+        process["command"] = name
     return process
 
 
@@ -740,7 +765,7 @@ def _described_instances(
             instance["start"] = placement.start
             instance["memory_slices"] = placement.size
             instance["profile_id"] = placement.profile_id
-        for key in _GI_MEMORY:
+        for key in _GI_DUMP:
             if key in cis[0]:
                 instance[key] = cis[0][key]
         engines = {
@@ -774,7 +799,7 @@ def _gpu_instances(
     """MIG devices (one per compute instance) grouped into GPU instances with named profiles."""
     by_gi = _grouped(devices, where)
     instances = [
-        _gpu_instance(table, gi_id, cis, placements.get(gi_id), where)
+        _gpu_instance(table, gi_id, cis, placements.get(gi_id), where, guesses)
         for gi_id, cis in by_gi.items()
     ]
     # -q does not say where a GI sits: NVML's usual numbering tells, when every id is one it
@@ -829,14 +854,19 @@ def _gpu_instance(
     cis: list[dict[str, Any]],
     placement: MigPlacement | None,
     where: str,
+    guesses: list[str],
 ) -> dict[str, Any]:
-    profile = _named_profile(table, gi_id, cis, placement, where) or _match_profile(
-        table, gi_id, cis
-    )
+    profile = _named_profile(table, gi_id, cis, placement, where)
     if profile is None:
-        raise DumpError(
-            f"{where}: GPU instance {gi_id} ({sum(ci['sm_count'] for ci in cis)} SMs, "
-            f"{cis[0]['memory_total_mib']} MiB) matches no MIG profile of this board"
+        profile = _match_profile(table, gi_id, cis)
+        if profile is None:
+            raise DumpError(
+                f"{where}: GPU instance {gi_id} ({sum(ci['sm_count'] for ci in cis)} SMs, "
+                f"{cis[0]['memory_total_mib']} MiB) matches no MIG profile of this board"
+            )
+        guesses.append(
+            f"{where}: GPU instance {gi_id}'s profile name {profile.name} (the dump names "
+            "none; matched by memory and SMs)"
         )
     instance: dict[str, Any] = {"profile": profile.name, "id": gi_id}
     if placement is not None:
@@ -847,7 +877,7 @@ def _gpu_instance(
                 f"{placement.start}:{placement.size}, which the catalogue's table does not offer"
             )
         instance["start"] = placement.start
-    for key in _GI_MEMORY:
+    for key in _GI_DUMP:
         if key in cis[0]:
             instance[key] = cis[0][key]
     offered = table.ci_profiles[profile.id]

@@ -70,10 +70,6 @@ class GpuInstanceProfile:
     memory_mib: int
     board_memory_slices: int = MEMORY_SLICES
 
-    @property
-    def bar1_fraction(self) -> float:
-        """Share of the board's BAR1 a MIG device of this profile gets."""
-        return self.memory_slices / self.board_memory_slices
 
 
 @dataclass(frozen=True)
@@ -106,6 +102,9 @@ class MigTable:
     apart_before: tuple[tuple[Branch, tuple[int, int]], ...] = ()
     # Profile id pairs this table's driver cannot hold at once (set by for_driver).
     apart: tuple[tuple[int, int], ...] = ()
+    # BAR1 a MIG device gets per memory slice of its GI, in KiB; None: the board's BAR1 over
+    # its memory slices less 256 KiB (see mig_bar1_bytes).
+    bar1_per_slice_kib: int | None = None
     by_name: dict[str, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_id: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
     by_index: dict[int, GpuInstanceProfile] = field(init=False, repr=False, compare=False)
@@ -195,10 +194,39 @@ class MigTable:
                 self.max_gpu_instances,
                 self.min_driver,
                 apart=apart,
+                bar1_per_slice_kib=self.bar1_per_slice_kib,
             )
         )
         # setdefault: two threads building the same branch still share one table.
         return self._variants.setdefault(branch, variant)
+
+
+def mig_bar1_bytes(
+    table: MigTable | None, board_bar1_mib: int, profile: GpuInstanceProfile
+) -> int:
+    """BAR1 of a MIG device of a GPU instance of this profile.
+
+    Real MIG devices get an equal BAR1 share per memory slice, 256 KiB short of a whole
+    figure, which nvidia-smi rounds down to MiB (so 1, 2, 4 slices show x-1, 2x-1, 4x-1 on
+    Ampere, and 4 slices show one MiB more than twice 2 slices):
+    - A100-SXM4-40GB (BAR1 65536 MiB): a 3g.20gb (4 slices) shows 32767 (shared/captures),
+      80 GB boards (BAR1 131072) 16383/32767/65535 by size (facts §2): the board's BAR1
+      over its memory slices.
+    - H100 80GB HBM3, 590.48.01 (BAR1 131072, shared/captures/text): 1g.10gb 6184,
+      2g.20gb 12369, 3g.40gb 24739: 6185 MiB a slice, less 256 KiB.
+    - H200, 590 (issue 21): 1g.18gb 14809, 2g.35gb 29618, 3g.71gb 59237: 14809.5 MiB a
+      slice, less 256 KiB.
+    Hopper's share is not its BAR1/8: about what BAR1 leaves beside the framebuffer
+    (131072 - 81559 = 49513 MiB against the 49480 the H100's figure gives), but not exactly.
+    Unknown: the share on Hopper boards without a figure (they get Ampere's), a 7g (8
+    slices) anywhere, and other driver branches.
+    """
+    per_slice_kib = (
+        board_bar1_mib * 1024 // profile.board_memory_slices
+        if table is None or table.bar1_per_slice_kib is None
+        else table.bar1_per_slice_kib
+    )
+    return profile.memory_slices * (per_slice_kib - 256) * 1024
 
 
 def default_gpu_instance_id(
@@ -364,16 +392,18 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (64, 4, 4, 0, 4, 0),
         "7g": (132, 8, 7, 0, 7, 1),
     },
-    # Unknown: no `-lgip` of an H100 PCIe (114 SMs) or H800 PCIe; the H100 SXM SM counts
-    # scaled by 114/132 (rounded down to even), engines as on H100 SXM.
+    # H100 PCIe (114 SMs): SMs of every row from a real driver 570.169 `nvidia-smi mig -lgip`/
+    # `-lcip` listing quoted in issue 21 (14, 14, 14, 30, 46, 62 for 1g.10gb, 1g.10gb+me,
+    # 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, listed in that order; 7g 114 as the catalogue had).
+    # Unknown: engines (as on H100 SXM), and the H800 PCIe's SMs (the H100 PCIe's).
     "h100-pcie": {
-        "1g": (12, 1, 1, 0, 1, 0),
-        "1g+me": (12, 1, 1, 0, 1, 1),
-        "1g2x": (22, 1, 1, 0, 1, 0),
-        "2g": (26, 2, 2, 0, 2, 0),
-        "3g": (50, 3, 3, 0, 3, 0),
-        "4g": (54, 4, 4, 0, 4, 0),
-        "7g": (114, 8, 7, 0, 7, 1),
+        "1g": (14, 1, 1, 0, 1, 0),  # issue 21's 570.169 listing
+        "1g+me": (14, 1, 1, 0, 1, 1),  # issue 21's 570.169 listing
+        "1g2x": (14, 1, 1, 0, 1, 0),  # issue 21's 570.169 listing
+        "2g": (30, 2, 2, 0, 2, 0),  # issue 21's 570.169 listing
+        "3g": (46, 3, 3, 0, 3, 0),  # issue 21's 570.169 listing
+        "4g": (62, 4, 4, 0, 4, 0),  # issue 21's 570.169 listing
+        "7g": (114, 8, 7, 0, 7, 1),  # the whole GPU; issue 21's listing agrees
     },
     # Unknown: no `-lgip` of an H20 (78 SMs); H100 SXM SM counts scaled by 78/132.
     "h20": {
@@ -565,9 +595,13 @@ _H100_80GB_NAMES = {
 # H100 80GB: the H100 capture (590.48.01) shows 3g.40gb 40448, 2g.20gb 20096, 1g.10gb 9984;
 # facts §3 (a R580 listing) the rest. Another driver reported 9.62/19.50/39.25 GiB (facts §3).
 # Unknown: which branch that was, so no older sizes are modelled.
-H100_80GB = _table("h100", _H100_80GB_NAMES, min_driver=(525,))
+# MIG BAR1: the same capture (mig_bar1_bytes).
+H100_80GB = _table(
+    "h100", _H100_80GB_NAMES, min_driver=(525,), bar1_per_slice_kib=6185 * 1024
+)
 # H100 PCIe and H800 PCIe: names per gpu-operator's mig-parted config (0x2331, 0x2322 with
-# the H100-80GB profiles). Unknown: memory sizes (the H100 SXM ones) and SMs (see engines).
+# the H100-80GB profiles); SMs from a real 570.169 listing (see engines).
+# Unknown: memory sizes (the H100 SXM ones).
 H100_PCIE = _table("h100-pcie", _H100_80GB_NAMES, min_driver=(525,))
 # H100 NVL / H800 NVL (94 GB): facts §3 (R560 walkthrough, gpu-operator #903 `-lgip`).
 H100_NVL = _table(
@@ -600,20 +634,27 @@ _HOPPER_96GB_NAMES = {
 GH200_96GB = _table("h100", _HOPPER_96GB_NAMES, min_driver=(535,))
 # H20: MIG from R535 (MIG User Guide, deployment considerations).
 H20_96GB = _table("h20", _HOPPER_96GB_NAMES, min_driver=(535,))
-# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM); MIG from R550 (User Guide).
-# Unknown: the H200 NVL's sizes (the H200 SXM's are taken).
+# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM, R550); MIG from R550 (User Guide).
+# A real H200 on driver 590 (issue 21) reports 2g.35gb and 3g.71gb MIG devices 256 MiB
+# larger than that listing: 33280 and 71424 MiB.
+# Unknown: the H200 NVL's sizes (the H200 SXM's are taken); the branch of that change (taken
+# as R590, the one observed); whether 1g.35gb, 4g.71gb and 7g.141gb grew too (kept as R550's).
 H200_141GB = _table(
     "h100",
     {
         "1g": ("1g.18gb", 16384),
         "1g+me": ("1g.18gb+me", 16384),
         "1g2x": ("1g.35gb", 33024),
-        "2g": ("2g.35gb", 33024),
-        "3g": ("3g.71gb", 71168),
+        "2g": ("2g.35gb", 33280),  # issue 21: a real H200 on 590
+        "3g": ("3g.71gb", 71424),  # issue 21: a real H200 on 590
         "4g": ("4g.71gb", 71168),
         "7g": ("7g.141gb", 143104),
     },
     min_driver=(550,),
+    # mig-parted #120's R550 `-lgip`: 2g.35gb (ID 14) 33024, 3g.71gb (ID 9) 71168 MiB.
+    memory_before=(((590,), ((14, 33024), (9, 71168))),),
+    # MIG BAR1: an H200 on driver 590 (issue 21; mig_bar1_bytes).
+    bar1_per_slice_kib=14809 * 1024 + 512,
 )
 # GH200 144G HBM3e: mig-parted #139 / gpu-operator #1057 `-lgip` (1g 17.50, 1g.36gb and
 # 2g.36gb 35.25 GiB); names of the rest from gpu-operator's config.

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
+from hwinfo.sim.mig_profiles import mig_bar1_bytes
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,
@@ -119,13 +120,23 @@ def _bar1(s: GpuSpec) -> Reply:
 
 
 def _mig_bar1(dev: MigDevice) -> Reply:
-    s = dev.gpu.spec
-    if s.bar1_total_mib is None:
+    gi, s = dev.gpu_instance.spec, dev.gpu.spec
+    if gi.bar1_total_mib is not None:  # as a dump showed it
+        total = gi.bar1_total_mib * MIB
+    elif s.bar1_total_mib is None:
         return UNSUPPORTED
-    # Observed 32767 MiB for a 3g.20gb of a 65536 MiB A100-40GB (shared/captures), and
-    # 16383/32767/65535 MiB by size on 80 GB boards (facts §2): the GI's share less 1 MiB.
-    total = (int(s.bar1_total_mib * dev.gpu_instance.spec.profile.bar1_fraction) - 1) * MIB
+    else:
+        table = s.board.mig if s.board is not None else None
+        total = mig_bar1_bytes(table, s.bar1_total_mib, gi.profile)
     return ok((("bar1Total", total), ("bar1Free", total), ("bar1Used", 0)))
+
+
+def _mig_sram_errors(dev: MigDevice) -> Reply:
+    count = dev.gpu_instance.spec.sram_uncorrected_volatile
+    if count is None:
+        return UNSUPPORTED
+    # (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM)
+    return ok({(1, 0, 7): ok(count)})
 
 
 def _pci(s: GpuSpec) -> Reply:
@@ -281,8 +292,10 @@ FIELDS: tuple[Field, ...] = (
         ),
     ),
     # Unknown: display mode/active per board; servers run headless, so both read Disabled.
-    Field("nvmlDeviceGetDisplayMode", base.scalar, lambda m, g: ok(0)),
-    Field("nvmlDeviceGetDisplayActive", base.scalar, lambda m, g: ok(0)),
+    Field("nvmlDeviceGetDisplayMode", base.scalar, lambda m, g: opt(_flag(g.spec.display_mode))),
+    Field(
+        "nvmlDeviceGetDisplayActive", base.scalar, lambda m, g: opt(_flag(g.spec.display_active))
+    ),
     # Memory.
     Field(
         "nvmlDeviceGetMemoryInfo",
@@ -446,6 +459,16 @@ FIELDS: tuple[Field, ...] = (
         ),
     ),
     Field("nvmlDeviceGetTotalEccErrors", base.indexed, lambda m, g: _ecc_counts(m, g)),
+    # A MIG device shows its GPU instance's volatile uncorrectable SRAM errors (nvidia-smi -q:
+    # "ECC Errors / Volatile / SRAM Uncorrectable" under each MIG device, A100 R510 and H100
+    # R590 captures). Unknown: that nvidia-smi reads them with this call; the GPU's own
+    # per-location counters (NotSupported here).
+    Field(
+        "nvmlDeviceGetMemoryErrorCounter",
+        base.indexed,
+        lambda m, g: UNSUPPORTED,
+        lambda m, d: _mig_sram_errors(d),
+    ),
     Field(
         "nvmlDeviceGetRetiredPagesPendingStatus",
         base.scalar,

@@ -299,6 +299,9 @@ class GpuInstanceSpec:
     memory_total_mib: int | None = None
     memory_used_mib: int | None = None
     memory_free_mib: int | None = None
+    bar1_total_mib: int | None = None  # None: the board's rule (mig_profiles.MigTable)
+    # Volatile uncorrectable SRAM ECC errors its MIG devices show; None: NotSupported.
+    sram_uncorrected_volatile: int | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +331,8 @@ class GpuSpec:
     cuda_cores: int | None
     memory_bus_width_bits: int | None
     persistence_mode: bool | None
+    display_mode: bool | None
+    display_active: bool | None
     compute_mode: str | None
     memory_total_mib: int | None  # None: NotSupported (a GPU sharing system memory)
     memory_reserved_mib: int | None
@@ -645,6 +650,8 @@ def gpu_field_readers(
         "cuda_cores": _optional(bounded(MAX_CUDA_CORES)),
         "memory_bus_width_bits": _optional(bounded(MAX_BUS_WIDTH_BITS)),
         "persistence_mode": _optional(r.bool),
+        "display_mode": _optional(r.bool),
+        "display_active": _optional(r.bool),
         "compute_mode": _optional(lambda p, v: r.choice(p, v, COMPUTE_MODES)),
         # null: NVML has no framebuffer figure (a GPU sharing system memory, e.g. GB10).
         "memory_total_mib": _optional(mib),
@@ -931,7 +938,13 @@ def _opt_str(r: Reader, path: str, data: Mapping[str, object], key: str) -> str 
 
 _GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm")
 # Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
-_GI_MEMORY_KEYS = ("memory_total_mib", "memory_used_mib", "memory_free_mib")
+_GI_DUMP_KEYS = (
+    "memory_total_mib",
+    "memory_used_mib",
+    "memory_free_mib",
+    "bar1_total_mib",
+    "sram_uncorrected_volatile",
+)
 
 
 def parse_mig(
@@ -963,7 +976,7 @@ def parse_mig(
     requests = []
     for i, item in enumerate(items):
         p = inputs.member(gi_path, i)
-        gi = r.obj(p, item, (*_GI_KEYS, *_GI_MEMORY_KEYS), ("profile",))
+        gi = r.obj(p, item, (*_GI_KEYS, *_GI_DUMP_KEYS), ("profile",))
         name = r.str(inputs.member(p, "profile"), gi["profile"])
         profile = table.by_name.get(name)
         if profile is None:
@@ -1024,7 +1037,7 @@ def parse_mig(
             r, inputs.member(p, "compute_instances"), gi.get("compute_instances"), table, profile
         )
         gpm = None if gi.get("gpm") is None else read_gpm(r, inputs.member(p, "gpm"), gi["gpm"])
-        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory))
     return MigSpec(enabled, pending, tuple(instances))
 
@@ -1038,7 +1051,7 @@ _DESCRIBED_GI_KEYS = (
     "memory_slices",
     "engines",
     "compute_instances",
-    *_GI_MEMORY_KEYS,
+    *_GI_DUMP_KEYS,
 )
 _ENGINE_KEYS = ("copy", "decoder", "encoder", "jpeg", "ofa")
 # NVML's profile IDs and memory-slice sizes by compute slices on the 8-slice boards.
@@ -1135,7 +1148,7 @@ def _described_instances(
             )
             computes.append(ComputeInstanceSpec(number, offset, ci_profile, None, uuid=ci_uuid))
             offset += ci_slices
-        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_MEMORY_KEYS}
+        memory = {key: _opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
         instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
     return tuple(instances)
 

@@ -9,14 +9,16 @@ Not compared, and why:
 - cuda_compute_capability, cuda_cores, energy_joules, numa_node, cpu_affinity, peak, GPM
   activity: nvidia-smi -q does not print them (the imported scenario leaves them
   NotSupported: asserted null).
-- PCI subsystem id, BAR1 of MIG devices, encoder/FBC stats, applications clocks, T.Limit
-  temperatures: hwinfo's report has no such field.
+- PCI subsystem id, encoder/FBC stats, applications clocks, T.Limit temperatures: hwinfo's
+  report has no such field. BAR1 of MIG devices, display mode and display active are read
+  through raw pynvml instead ("deprecated", as 590 and later print the display mode: not
+  available).
 - MIG placements and profile ids: `-q` does not print them; the profile name is compared
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
   compared; XML dumps have no NVLink section, so it must read null.
-- users: a dump names no process owners (asserted null); the command line is not in a dump
-  either (asserted null), only the process name.
+- users: a dump names no process owners (asserted null). The command is the process name as
+  printed where that is a Linux command line, null for a Windows path (not a command line).
 - nvml_version: `-q` does not print it; a capture's `nvidia-smi --version` prints "590.48",
   not NVML's own string ("13.590.48.01"), so the import keeps the format's default.
 - xid_errors: events, not state; a dump shows none (the report's list comes from an event
@@ -68,6 +70,8 @@ class Expected:
     values: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     mig_devices: list[tuple[int | None, ...]] = field(default_factory=list)
+    mig_bar1_mib: list[int | None] = field(default_factory=list)
+    mig_sram_uncorrected: list[int | None] = field(default_factory=list)
     processes: list[tuple[Any, ...]] = field(default_factory=list)
 
 
@@ -132,6 +136,8 @@ def _xml_expected(gpu: ET.Element) -> Expected:
         "pci_bus_id": t("pci/pci_bus_id"),
         "pci_device_id": t("pci/pci_device_id"),
         "persistence": t("persistence_mode"),
+        "display_mode": t("display_mode"),
+        "display_active": t("display_active"),
         "accounting": t("accounting_mode"),
         "accounting_buffer": t("accounting_mode_buffer_size"),
         "compute_mode": t("compute_mode"),
@@ -223,6 +229,10 @@ def _xml_expected(gpu: ET.Element) -> Expected:
     else:
         expected.reasons = None  # type: ignore[assignment]
     for device in gpu.findall("mig_devices/mig_device"):
+        expected.mig_bar1_mib.append(_int(device.findtext("bar1_memory_usage/total")))
+        expected.mig_sram_uncorrected.append(
+            _int(device.findtext("ecc_error_count/volatile_count/sram_uncorrectable"))
+        )
         expected.mig_devices.append(
             tuple(
                 _int(device.findtext(path))
@@ -335,6 +345,8 @@ def _text_expected(gpu: list[Line]) -> Expected:
         "pci_bus_id": g("PCI", "Bus Id"),
         "pci_device_id": g("PCI", "Device Id"),
         "persistence": g("Persistence Mode"),
+        "display_mode": g("Display Mode"),
+        "display_active": g("Display Active"),
         "accounting": g("Accounting Mode"),
         "accounting_buffer": g("Accounting Mode Buffer Size"),
         "compute_mode": g("Compute Mode"),
@@ -420,6 +432,10 @@ def _text_expected(gpu: list[Line]) -> Expected:
         else None  # type: ignore[assignment]
     )
     for device in _blocks(gpu, "MIG Device"):
+        expected.mig_bar1_mib.append(_int(_get(device, "Shared BAR1 Memory", "Total")))
+        expected.mig_sram_uncorrected.append(
+            _int(_get(device, "ECC Errors", "Volatile", "SRAM Uncorrectable"))
+        )
         expected.mig_devices.append(
             (
                 _int(_get(device, "GPU Instance ID")),
@@ -515,6 +531,44 @@ def _hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         check=False,
     )
+
+
+_RAW_SCRIPT = """\
+import json, sys, pynvml as N, hwinfo.sim
+hwinfo.sim.install(sys.argv[1]); N.nvmlInit()
+out = []
+for i in range(N.nvmlDeviceGetCount()):
+    h = N.nvmlDeviceGetHandleByIndex(i)
+    bar1, sram = [], []
+    for m in range(N.nvmlDeviceGetMaxMigDeviceCount(h)):
+        try:
+            mig = N.nvmlDeviceGetMigDeviceHandleByIndex(h, m)
+        except N.NVMLError_NotFound:
+            break
+        bar1.append(N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // (1 << 20))
+        try:
+            sram.append(N.nvmlDeviceGetMemoryErrorCounter(mig, 1, 0, N.NVML_MEMORY_LOCATION_SRAM))
+        except N.NVMLError_NotSupported:
+            sram.append(None)
+    display = {}
+    for key, call in (("display_mode", N.nvmlDeviceGetDisplayMode),
+                      ("display_active", N.nvmlDeviceGetDisplayActive)):
+        try:
+            display[key] = call(h)
+        except N.NVMLError_NotSupported:
+            display[key] = None
+    out.append({"mig_bar1_mib": bar1, "mig_sram_uncorrected": sram, **display})
+print(json.dumps(out))
+"""
+
+
+def _raw(scenario: Path) -> list[dict[str, Any]]:
+    """Per GPU, what raw pynvml reads on the imported scenario where the report has no field."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HWINFO")}
+    done = subprocess.run([sys.executable, "-c", _RAW_SCRIPT, str(scenario)], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _report(capture: Path, tmp_path: Path) -> dict[str, Any]:
@@ -660,10 +714,17 @@ def _at(report: dict[str, Any], dotted: str) -> Any:
 
 
 def _process_name(name: str | None) -> str | None:
-    """hwinfo's process name: the executable's base name, Windows paths included."""
-    if name is None:
+    """hwinfo's process name, as ps shows it: the program's base name (a Windows path is the
+    program, spaces and all; a Linux name is the command line, the program its first word)."""
+    if not name:
         return None
-    return ntpath.basename(name) if "\\" in name else os.path.basename(name)
+    return ntpath.basename(name) if "\\" in name else os.path.basename(name.split()[0])
+
+
+def _command(name: str | None) -> str | None:
+    """hwinfo's command (--full-command): a Linux name is the command line, kept whole; a
+    Windows name is only the executable's path, not a command line."""
+    return name if name and "\\" not in name else None
 
 
 def _unknown_board(text: str) -> str:
@@ -703,12 +764,18 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
         path = changed
     capture = _read_capture(path)
     report = _report(path, tmp_path)["gpu"]
+    raw = _raw(tmp_path / "imported.json")
     assert report["status"] == "ok", report["message"]
     assert report["driver_version"] == capture.driver
     assert report["cuda_driver_version"] == capture.cuda
     assert len(report["gpus"]) == len(capture.gpus)
     assert capture.attached is not None and capture.attached >= len(capture.gpus)
-    for expected, gpu in zip(capture.gpus, report["gpus"]):
+    for expected, gpu, read in zip(capture.gpus, report["gpus"], raw):
+        assert read["mig_bar1_mib"] == expected.mig_bar1_mib
+        assert read["mig_sram_uncorrected"] == expected.mig_sram_uncorrected
+        for key in ("display_mode", "display_active"):  # what nvitop shows as Disp.A
+            want = _enabled(expected.values[key])
+            assert read[key] == (None if want is None else int(want)), key
         for dotted, (key, convert) in FIELDS.items():
             want = convert(expected.values[key])
             block = dotted.split(".")[0]
@@ -745,6 +812,14 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             assert {d["index"]: d["profile"] for d in devices} == capture.mig_names
         if capture.mig_uuids:  # as -L printed them (masked in these captures), not derived
             assert {d["index"]: d["uuid"] for d in devices} == capture.mig_uuids
+        guessed = "\n".join(
+            json.loads((tmp_path / "imported.json").read_text())["imported"].get("guessed", [])
+        )
+        # What the dump does not hold is said to be inferred (docs/scenario-format.md).
+        if devices and not capture.mig_uuids:
+            assert "MIG device UUIDs (the dump lists none" in guessed
+        for gi in sorted({d["gpu_instance_id"] for d in devices}) if not capture.mig_names else ():
+            assert f"GPU instance {gi}'s profile name" in guessed
         processes = sorted(expected.processes)
         assert [
             (
@@ -760,8 +835,9 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
             (pid, kind, _process_name(name), memory, gi, ci)
             for pid, kind, name, memory, gi, ci in processes
         ]
+        by_pid = {pid: name for pid, _, name, *_ in processes}
         for p in gpu["processes"] + [q for d in devices for q in d["processes"]]:
-            assert p["user"] is None and p["command"] is None
+            assert p["user"] is None and p["command"] == _command(by_pid[p["pid"]])
 
 
 def test_accounted_processes_replay_as_the_capture_listed_them(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -306,6 +309,7 @@ def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
         "compute_instance_id": 1,
         "name": "python serve.py",
         "used_memory_mib": 3000,
+        "command": "python serve.py",  # Linux: NVML's name is the command line
     }
     loaded = _load(import_nvidia_smi_xml(text, "split.xml"), tmp_path)
     split = loaded.gpus[0].mig.gpu_instances[0]
@@ -526,6 +530,38 @@ def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     assert scenario["gpus"][0]["processes"][0]["name"] == name
     with _simulated(scenario, tmp_path):
         assert pynvml.nvmlSystemGetProcessName(15964) in (name, name.encode())
+
+
+def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
+    """NVML's Linux process name is the whole command line (issue 20/21's VS Code and Edge):
+    the report names the program as ps does and keeps the whole string as the command."""
+    code = "/opt/visual-studio-code/code --type=gpu-process --gpu-preferences=WAAAAAAAAAAg"
+    edge = "/opt/microsoft/msedge/msedge --type=gpu-process --crashpad-handler-pid=1234"
+    text = _dump(
+        {},
+        processes=[
+            {"pid": "3001", "type": "G", "process_name": code, "used_memory": "60 MiB"},
+            {"pid": "3002", "type": "G", "process_name": edge, "used_memory": "40 MiB"},
+        ],
+    )
+    scenario = import_dump(text, "linux.xml")
+    with _simulated(scenario, tmp_path):  # what gpustat and nvitop read stays as printed
+        assert pynvml.nvmlSystemGetProcessName(3001) in (code, code.encode())
+    path = tmp_path / "linux.json"
+    path.write_text(json.dumps(scenario))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HWINFO")}
+
+    def report(*flags: str) -> list[tuple[str, str | None]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--simulate", str(path), "--format",
+             "json", *flags], capture_output=True, text=True, timeout=60, env=env, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        gpu = json.loads(done.stdout)["gpu"]["gpus"][0]
+        return sorted((p["name"], p["command"]) for p in gpu["processes"])
+
+    assert report("--full-command") == [("code", code), ("msedge", edge)]
+    assert report() == [("code", None), ("msedge", None)]
 
 
 def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:

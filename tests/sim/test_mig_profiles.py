@@ -16,7 +16,8 @@ MEMORY = {
     "A100-SXM4-80GB": {19: 9856, 20: 9856, 15: 19968, 14: 19968, 9: 40192, 5: 40192, 0: 80384},
     "H100-SXM5-80GB": {19: 9984, 20: 9984, 15: 20096, 14: 20096, 9: 40448, 5: 40448, 0: 81152},
     "H100-NVL": {19: 11008, 20: 11008, 15: 22144, 14: 22144, 9: 47488, 5: 47488, 0: 95360},
-    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33024, 14: 33024, 9: 71168, 5: 71168, 0: 143104},
+    # 2g and 3g as a real H200 on 590 shows them (issue 21); R550's: see H200_SIZES below.
+    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33024, 14: 33280, 9: 71424, 5: 71168, 0: 143104},
 }
 NAMES = {
     "A100-SXM4-40GB": [
@@ -256,7 +257,8 @@ def test_four_slice_boards_number_their_instances_in_four() -> None:
     assert [mp.default_gpu_instance_id(st, 1, 4) for st in range(4)] == [3, 4, 5, 6]
     assert [mp.default_gpu_instance_id(st, 2, 4) for st in (0, 2)] == [1, 2]
     assert [c.name for c in a30.ci_profiles[0]] == ["1c.4g.24gb", "2c.4g.24gb", "4g.24gb"]
-    assert a30.by_name["2g.12gb+me"].bar1_fraction == 0.5
+    # Half its 4 memory slices: half the BAR1, 2 x 256 KiB short (mig_bar1_bytes).
+    assert mp.mig_bar1_bytes(a30, 8192, a30.by_name["2g.12gb+me"]) == (4096 - 0.5) * 2**20
     # One OFA and one JPEG engine: a single instance with media extensions at a time.
     me1, me2, plain = (a30.by_name[n] for n in ("1g.6gb+me", "2g.12gb+me", "1g.6gb"))
     assert a30.can_coexist([me2, plain, plain]) and not a30.can_coexist([me1, me2])
@@ -307,22 +309,22 @@ def test_blackwell_graphics_and_media_profiles() -> None:
 
 
 @pytest.mark.parametrize(
-    ("board", "rows"),
+    ("board", "driver", "rows"),
     [
         # gpu-operator #1351 `-lgip` (GiB x 1024) and #2155's MIG devices (20992, 45312 MiB).
-        ("B200", {19: (20992, 18, 2, 1), 15: (45312, 30, 2, 1), 14: (45312, 36, 4, 2)}),
+        ("B200", None, {19: (20992, 18, 2, 1), 15: (45312, 30, 2, 1), 14: (45312, 36, 4, 2)}),
         # mig-parted #227 `-lgip` of a production GB200.
-        ("GB200", {19: (22528, 18, 2, 1), 15: (46592, 32, 2, 1), 14: (46592, 38, 4, 2)}),
+        ("GB200", None, {19: (22528, 18, 2, 1), 15: (46592, 32, 2, 1), 14: (46592, 38, 4, 2)}),
         # mig-parted #139 `-lgip`.
-        ("GH200-144GB", {19: (17920, 16, 1, 1), 15: (36096, 26, 1, 1), 14: (36096, 32, 2, 2)}),
-        # mig-parted #120 `-lgip`.
-        ("H200-SXM-141GB", {9: (71168, 60, 3, 3), 0: (143104, 132, 8, 7)}),
+        ("GH200-144GB", None, {19: (17920, 16, 1, 1), 15: (36096, 26, 1, 1), 14: (36096, 32, 2, 2)}),
+        # mig-parted #120 `-lgip`, an R550 driver.
+        ("H200-SXM-141GB", (550,), {9: (71168, 60, 3, 3), 0: (143104, 132, 8, 7)}),
     ],
 )
 def test_rows_as_real_listings_show_them(
-    board: str, rows: dict[int, tuple[int, int, int, int]]
+    board: str, driver: tuple[int, ...] | None, rows: dict[int, tuple[int, int, int, int]]
 ) -> None:
-    t = table(board)
+    t = table(board) if driver is None else table(board).for_driver(driver)
     for pid, row in rows.items():
         p = t.by_id[pid]
         assert (p.memory_mib, p.multiprocessor_count, p.copy_engine_count, p.decoder_count) == row
@@ -385,3 +387,25 @@ def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
         ]
         assert profile.name == "3g.20gb"
         assert gi_id in [mp.default_gpu_instance_id(st, 4) for st in profile.placement_starts]
+
+
+# Issue 21 quotes a real driver 570.169 `nvidia-smi mig -lgip`/`-lcip` listing of an H100
+# PCIe: SMs per GI profile, in the listing's order.
+H100_PCIE_570_SMS = {
+    "1g.10gb": 14, "1g.10gb+me": 14, "1g.20gb": 14, "2g.20gb": 30, "3g.40gb": 46,
+    "4g.40gb": 62, "7g.80gb": 114,
+}
+# Issue 21: a real H200 on driver 590 (MIG device totals); mig-parted #120: an R550 `-lgip`.
+H200_SIZES = {(590,): {"2g.35gb": 33280, "3g.71gb": 71424},
+              (550,): {"2g.35gb": 33024, "3g.71gb": 71168}}
+
+
+def test_h100_pcie_sm_counts_as_a_real_listing_shows() -> None:
+    table = mp.H100_PCIE
+    assert {p.name: p.multiprocessor_count for p in table.profiles} == H100_PCIE_570_SMS
+
+
+def test_h200_sizes_per_driver_branch() -> None:
+    for branch, sizes in H200_SIZES.items():
+        table = mp.H200_141GB.for_driver(branch)
+        assert {name: table.by_name[name].memory_mib for name in sizes} == sizes

@@ -1151,3 +1151,22 @@ def test_driver_model_is_the_scenario_s_else_not_supported(symbol: str) -> None:
     finally:
         N.nvmlShutdown()
         hwinfo.sim.uninstall()
+
+
+def test_display_mode_and_active_from_board_and_scenario(simulate: Simulate) -> None:
+    simulate(
+        {
+            "gpus": [
+                A100_40,  # its capture (510): Display Mode Enabled, Display Active Disabled
+                {"board": "T4"},  # its capture (515): both Disabled
+                {"board": "RTX-3090", "display_active": False, "display_mode": True},
+                {"board": "T4", "display_mode": None},
+            ]
+        }
+    )
+    a100, t4, rtx, no_mode = handles()
+    seen = [(N.nvmlDeviceGetDisplayMode(h), N.nvmlDeviceGetDisplayActive(h)) for h in (a100, t4, rtx)]
+    assert seen == [(1, 0), (0, 0), (1, 0)]
+    with pytest.raises(N.NVMLError_NotSupported):
+        N.nvmlDeviceGetDisplayMode(no_mode)
+    assert N.nvmlDeviceGetDisplayActive(no_mode) == 0

@@ -81,9 +81,28 @@ def _capture_mig_devices(text: str) -> tuple[str, str, list[dict[str, Any]]]:
                 "ofa": value("OFA count"),
                 "jpg": value("JPG count"),
                 "memory_mib": value("Total", fb),
+                "bar1_mib": value("Total", block.split("Shared BAR1 Memory", 1)[1]),
             }
         )
     return name, driver, devices
+
+
+def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
+    """Issue 21's real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB."""
+    instances = [{"profile": p} for p in ("3g.71gb", "2g.35gb", "1g.18gb")]
+    simulate(
+        {
+            "driver": {"version": "590.48.01"},
+            "gpus": [{"board": "H200-SXM-141GB", "mig": {"enabled": True, "gpu_instances": instances}}],
+        }
+    )
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    seen = {}
+    for i in range(3):
+        mig = N.nvmlDeviceGetMigDeviceHandleByIndex(gpu, i)
+        profile = N.nvmlDeviceGetName(mig).rsplit(" ", 1)[1]
+        seen[profile] = N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // MIB
+    assert seen == {"3g.71gb": 59237, "2g.35gb": 29618, "1g.18gb": 14809}
 
 
 def test_h100_capture_mig_layout_field_by_field(simulate: Any) -> None:
@@ -129,6 +148,7 @@ def test_h100_capture_mig_layout_field_by_field(simulate: Any) -> None:
         want = tuple(dev[k] for k in ("sm", "ce", "enc", "dec", "ofa", "jpg", "memory_mib"))
         assert seen == want
         assert N.nvmlDeviceGetMemoryInfo(mig).total == dev["memory_mib"] * MIB
+        assert N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // MIB == dev["bar1_mib"]
         # The GPU instance's profile, as `nvidia-smi mig -lgip` would list it.
         gi = N.nvmlDeviceGetGpuInstanceById(gpu, dev["gi"])
         info = N.nvmlGpuInstanceGetInfo(gi)

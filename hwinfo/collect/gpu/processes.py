@@ -23,8 +23,9 @@ _NOT_IN_MIG = 0xFFFFFFFF  # GI/CI of a process outside MIG (nvml.h)
 class ProcessOwner(NamedTuple):
     user: str | None
     command: str | None  # full command line
-    # The executable as the process table (or a simulated scenario) names it, spaces and all
-    # (`C:\Program Files\...\NVIDIA Overlay.exe`); None: the command line's first word.
+    # What NVML names the process (a simulated scenario's `name`): on Windows the executable's
+    # path, spaces and all (`C:\Program Files\...\NVIDIA Overlay.exe`), on Linux the whole
+    # command line (`/opt/microsoft/msedge/msedge --type=gpu-process ...`); None: `command`.
     executable: str | None = None
     started_at: float | None = None  # Unix time
     cpu_seconds: float | None = None  # user + system
@@ -33,12 +34,14 @@ class ProcessOwner(NamedTuple):
 
     @property
     def name(self) -> str | None:
-        """The command name: the executable's base name, as ps shows it."""
-        executable = self.executable or next(iter((self.command or "").split()), None)
-        if not executable:
-            return None
-        # Windows paths (a dump from a Windows host) separate with backslashes.
-        return ntpath.basename(executable) if "\\" in executable else os.path.basename(executable)
+        """The command name, as ps shows it: the program's base name, without arguments."""
+        named = self.executable or self.command or ""
+        # A Windows path (a dump from a Windows host) has no arguments but may have spaces.
+        if "\\" in named:
+            return ntpath.basename(named)
+        # Unknown: a Linux program whose path has spaces (NVML joins the arguments with them).
+        program = next(iter(named.split()), None)
+        return os.path.basename(program) if program else None
 
 
 OwnerLookup = Callable[[int], ProcessOwner | None]
