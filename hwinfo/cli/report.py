@@ -114,7 +114,8 @@ def report(
 
     Exit status 0, or 1 when a source could not be read (the report says which).
     """
-    from hwinfo.collect.sources import SetupError, open_source
+    from hwinfo.collect.errors import SetupError
+    from hwinfo.collect.sources import open_source
     from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
 
     try:

@@ -29,6 +29,7 @@ from hwinfo.sim.mig_profiles import (
     default_gpu_instance_id,
     fit_placements,
 )
+from hwinfo.sim.nvml_symbols import fault_name, known_fault_calls
 
 T = TypeVar("T")
 
@@ -1245,10 +1246,6 @@ def _read_driver(r: Reader, value: object) -> DriverSpec:
 
 
 def _read_fault(r: Reader, index: int, value: object, gpu_count: int) -> FaultSpec:
-    # The symbol table lives with the fake library; imported here, late, because the library
-    # module imports this one.
-    from hwinfo.sim.nvml_lib import fault_name, known_fault_calls
-
     path = f"faults[{index}]"
     keys = ("call", "gpu", "error", "delay_seconds", "after_samples", "for_samples")
     data = r.obj(path, value, keys, ("call",))
