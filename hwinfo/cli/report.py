@@ -130,7 +130,8 @@ def report(
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
-    from hwinfo.render.json import render_json
+    if fmt == "json":  # with the schema's serializer, which text output does not need
+        from hwinfo.render.json import render_json
     from hwinfo.render.text.brief import LINES, render_brief
     from hwinfo.render.text.report import fit_screen, render_text
     from hwinfo.render.text.style import Style
