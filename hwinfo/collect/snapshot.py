@@ -122,7 +122,7 @@ class SnapshotCollector:
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
         self.root = root
         # CPU first: its utilization window opens as it is built, and the others' inventory
-        # (the host's takes a few milliseconds) is then read within the window.
+        # is then read within the window instead of before it.
         self.cpu = _built(CpuCollector, root)
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
