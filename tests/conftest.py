@@ -30,6 +30,7 @@ def imported_capture(capture: Path, directory: Path) -> Path:
     return scenario
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` (pyproject.toml): two workers per CPU, at most 8.
 
