@@ -26,9 +26,10 @@ _LISTENING = re.compile(r"listening on \S+:(\d+)")
 _TICK = 100  # USER_HZ: /proc/PID/stat counts CPU time in 1/100 s
 
 
-def start_daemon(*args: str) -> tuple[subprocess.Popen[str], int]:
+def start_daemon(*args: str, cmd: tuple[str, ...] = (sys.executable, "-m", "hwinfo")
+                 ) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hwinfo", "serve", "--address", "127.0.0.1", "--port", "0",
+        [*cmd, "serve", "--address", "127.0.0.1", "--port", "0",
          "--simulate", SCENARIO, "--process-metrics", *args],
         stderr=subprocess.PIPE, text=True,
     )
@@ -84,6 +85,26 @@ def cpu_seconds(pid: int) -> float:
 def rss_mib(pid: int | str = "self") -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def resident_after_start(cmd: list[str], runs: int = 5, samples: int = 5) -> list[float]:
+    """The daemon's resident MiB once it has sampled and served `samples` times, per fresh start."""
+    sizes = []
+    for _ in range(runs):
+        proc, port = start_daemon("--interval", "0.5", cmd=tuple(cmd))
+        try:
+            wait_ready(port)
+            for _ in range(samples):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/metrics")
+                conn.getresponse().read()
+                conn.close()
+                time.sleep(0.5)  # one sampler interval between scrapes
+            sizes.append(rss_mib(proc.pid))
+        finally:
+            proc.terminate()
+            proc.wait()
+    return sizes
 
 
 def report_latency(name: str, result: tuple[float, float, int]) -> None:

@@ -30,6 +30,17 @@ def imported_capture(capture: Path, directory: Path) -> Path:
     return scenario
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject.toml): two workers per CPU, at most 8.
+
+    Most of the suite's time is spent waiting (Prometheus scraping every second, daemons
+    sampling, subprocesses starting), so two workers per CPU overlap those waits; more would
+    only add Prometheus instances competing for the same cores.
+    """
+    return min(8, 2 * len(os.sched_getaffinity(0)))
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 

@@ -176,17 +176,25 @@ def test_scenario_that_is_not_json(tmp_path: Path) -> None:
 
 
 def test_watch_refreshes_until_interrupted() -> None:
+    import queue
     import signal
-    import time
+    import threading
 
     proc = subprocess.Popen(
         [*HWINFO, "report", "--watch", "0.2", "--format", "json", "--simulate", "cloud-t4"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
-    documents = [json.loads(line) for line in out.splitlines()]  # JSON Lines while watching
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    reader.start()
+    try:
+        first = [lines.get(timeout=20) for _ in range(3)]  # three refreshes, then Ctrl-C
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    reader.join(timeout=10)
+    err = proc.stderr.read()
+    documents = [json.loads(line) for line in [*first, *lines.queue]]  # JSON Lines while watching
     assert proc.returncode == 0 and "Traceback" not in err
     assert len(documents) >= 3
     assert len({d["timestamp_seconds"] for d in documents}) == len(documents)

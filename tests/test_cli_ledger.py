@@ -92,10 +92,11 @@ def test_nothing_listens(unused_port: int) -> None:
 
 
 @pytest.fixture
-def unused_port() -> int:
+def unused_port() -> Iterator[int]:
+    # Held bound, never listening: connections are refused, and no parallel test can take it.
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        yield sock.getsockname()[1]
 
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -92,7 +92,8 @@ def check(
     root: str,
 ) -> None:
     """Health verdict of this machine: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
-    from hwinfo.collect.sources import SetupError, open_source
+    from hwinfo.collect.errors import SetupError
+    from hwinfo.collect.sources import open_source
     from hwinfo.health.drift import BaselineError, load_baseline
     from hwinfo.health.evaluate import RULE_NAMES, evaluate
     from hwinfo.health.findings import worst

@@ -116,7 +116,8 @@ def report(
 
     Exit status 0, or 1 when a source could not be read (the report says which).
     """
-    from hwinfo.collect.sources import SetupError, open_source
+    from hwinfo.collect.errors import SetupError
+    from hwinfo.collect.sources import open_source
     from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
 
     try:
@@ -132,7 +133,8 @@ def report(
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
-    from hwinfo.render.json import render_json
+    if fmt == "json":  # with the schema's serializer, which text output does not need
+        from hwinfo.render.json import render_json
     from hwinfo.render.text.brief import LINES, render_brief
     from hwinfo.render.text.report import fit_screen, render_text
     from hwinfo.render.text.style import Style

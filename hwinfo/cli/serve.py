@@ -39,7 +39,8 @@ def _collector(
     root: str, simulate: str | None, disabled: tuple[str, ...], between_samples: bool,
     nvml_timeout: float,
 ) -> SnapshotCollector:
-    from hwinfo.collect.sources import SetupError, open_collector
+    from hwinfo.collect.errors import SetupError
+    from hwinfo.collect.sources import open_collector
 
     gpu_groups = {"gpu", "mig", "users"}
     try:

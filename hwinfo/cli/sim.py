@@ -99,8 +99,9 @@ def record(output: str, full_command: bool, nvml_timeout: float,
     machine instead (what the round-trip tests do).
     """
     from hwinfo.binding import too_old
+    from hwinfo.collect.errors import SetupError
     from hwinfo.collect.gpu.nvml import exported_functions
-    from hwinfo.collect.sources import SetupError, open_collector
+    from hwinfo.collect.sources import open_collector
     from hwinfo.outputs import OutputError, check_target
     from hwinfo.sim.nvml_symbols import SINCE
     from hwinfo.sim.record import scenario_of

@@ -28,6 +28,10 @@ class CpuCollector:
     def __init__(self, root: Root, min_window_seconds: float = 0.05) -> None:
         self.root = root
         self.min_window_seconds = min_window_seconds
+        # The first end of the first utilization window, before the inventory: reading that
+        # (and whatever the caller sets up next) then overlaps the window.
+        self.times = parse_cpu_times(root.read_text("proc/stat"))
+        self.times_at = monotonic()
         live = is_live(root)
         cpuinfo = root.read_text("proc/cpuinfo")
         blocks = parse_cpuinfo(cpuinfo or "")
@@ -58,9 +62,6 @@ class CpuCollector:
             ml_flags=ml_flags(identity.flags),
         )
         self.node_cpus = {node: node_cpus(root, node) for node in node_ids(root)}
-        # The first end of the first utilization window.
-        self.times = parse_cpu_times(root.read_text("proc/stat"))
-        self.times_at = monotonic()
 
     def _utilization(self) -> list[float]:
         """Busy ratios since the previous reading, waiting until the window is long enough."""

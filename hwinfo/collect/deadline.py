@@ -20,6 +20,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hwinfo.collect.errors import StaleGpu
+
 if TYPE_CHECKING:
     from hwinfo.collect.gpu.collector import GpuCollector
     from hwinfo.model.gpu import GpuSystem
@@ -82,15 +84,6 @@ class BoundedWorker:
             finally:
                 with self._lock:
                     self._busy_since = None
-
-
-class StaleGpu(Exception):
-    """NVML did not answer in time; `system` is the last GPU data, read at `timestamp_seconds`."""
-
-    def __init__(self, system: GpuSystem, timestamp_seconds: float, reason: str) -> None:
-        super().__init__(reason)
-        self.system = system
-        self.timestamp_seconds = timestamp_seconds
 
 
 class GuardedGpu:

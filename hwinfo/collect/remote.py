@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hwinfo import inputs, urlfetch
-from hwinfo.collect.sources import SetupError
+from hwinfo.collect.errors import SetupError
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
 from hwinfo.model.snapshot import Snapshot
 

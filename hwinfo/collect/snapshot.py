@@ -9,26 +9,20 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import hwinfo
 from hwinfo.collect.cpu import CpuCollector
-from hwinfo.collect.deadline import StaleGpu
+from hwinfo.collect.errors import StaleGpu
 from hwinfo.collect.host import HostCollector
 from hwinfo.collect.memory import MemoryCollector
 from hwinfo.collect.sysfs import Root, RootError
-from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
-from hwinfo.model.snapshot import (
-    FAILED,
-    NOT_COLLECTED,
-    OK,
-    SCHEMA_VERSION,
-    STALE,
-    Snapshot,
-    SourceError,
-    SourceState,
-)
+from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
+
+if TYPE_CHECKING:
+    from hwinfo.model.gpu import GpuSystem
+    from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -127,9 +121,11 @@ class SnapshotCollector:
 
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
         self.root = root
+        # CPU first: its utilization window opens as it is built, and the others' inventory
+        # is then read within the window instead of before it.
+        self.cpu = _built(CpuCollector, root)
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
-        self.cpu = _built(CpuCollector, root)
         self.gpu = gpu
 
     def close(self) -> None:
@@ -137,6 +133,10 @@ class SnapshotCollector:
             self.gpu.close()
 
     def collect(self) -> Snapshot:
+        # Imported here, not above: the snapshot's model imports the GPU model, which a
+        # command would otherwise import before its collectors start (collect/sources.py).
+        from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
+
         run = _Collection(time.time(), self.root)
         # Failed (its uptime file refused), the host section still names the host.
         host = run.read("host", self.host.collect, whole=False) or self.host.identity()

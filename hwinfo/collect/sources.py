@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hwinfo.collect.errors import SetupError
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.collect.sysfs import Root, RootError
 
@@ -11,10 +12,6 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.processes import OwnerLookup
     from hwinfo.collect.remote import RemoteCollector
     from hwinfo.sim import Machine
-
-
-class SetupError(Exception):
-    """The collectors cannot be set up (or a remote snapshot had) as asked; one line for a person."""
 
 
 def machine_owners(machine: Machine) -> OwnerLookup:

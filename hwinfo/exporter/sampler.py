@@ -17,7 +17,8 @@ from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import Rendered, Selection, render
 from hwinfo.exporter.status import DaemonStatus, SourceStatus
-from hwinfo.model.snapshot import OK, Snapshot
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.sources import OK
 from hwinfo.render.json import render_json
 
 log = logging.getLogger("hwinfo.sampler")

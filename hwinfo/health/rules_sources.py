@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from hwinfo.health.findings import Problem, Severity
 from hwinfo.health.thresholds import Thresholds
-from hwinfo.model.snapshot import Snapshot, SourceState
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.sources import SourceState
 from hwinfo.render.units import duration
 
 

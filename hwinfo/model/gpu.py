@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hwinfo.model.attribution import Attribution, charged_user
-from hwinfo.model.serialize import UnixTime
+from hwinfo.model.unixtime import UnixTime
 
 
 @dataclass

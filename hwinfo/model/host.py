@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwinfo.model.serialize import UnixTime
+from hwinfo.model.unixtime import UnixTime
 
 
 @dataclass

@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from hwinfo.inputs import decimal
-from hwinfo.model.gpu import Gpu
-from hwinfo.model.snapshot import Snapshot
+
+if TYPE_CHECKING:  # annotations only: `report` parses selectors before its collectors start
+    from hwinfo.model.gpu import Gpu
+    from hwinfo.model.snapshot import Snapshot
 
 # A PCI bus id with or without its domain: "00000000:07:00.0", "0000:07:00.0", "07:00.0".
 _BUS_ID = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])")

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from hwinfo.inputs import member, shown
+from hwinfo.model.unixtime import UNIX_TIME, UNIX_TIME_RANGE
 
 if TYPE_CHECKING:
     from hwinfo.model.snapshot import Snapshot
@@ -19,11 +20,6 @@ T = TypeVar("T")
 # Integers in a snapshot are counters, sizes and ids that fit in 64 bits; a larger one comes
 # from no hwinfo, and would overflow where a renderer turns it into a float.
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
-# A Unix time in a snapshot: what the platform's time functions can turn into a date, and
-# what any machine's clock can say (2^33 s is the year 2242); a document saying 1e18 is wrong.
-_UNIX_TIME = "unix time"
-_UNIX_TIME_RANGE = (0.0, float(1 << 33))
-UnixTime = Annotated[float, _UNIX_TIME]
 
 
 class SchemaError(ValueError):
@@ -53,7 +49,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if origin is Annotated:
         inner, *marks = typing.get_args(tp)
         number = _convert(inner, value, where)
-        if _UNIX_TIME in marks and not _UNIX_TIME_RANGE[0] <= number < _UNIX_TIME_RANGE[1]:
+        if UNIX_TIME in marks and not UNIX_TIME_RANGE[0] <= number < UNIX_TIME_RANGE[1]:
             raise SchemaError(f"{where}: {number:g} is not a Unix time between 1970 and 2242")
         return number
     if origin in (typing.Union, types.UnionType):

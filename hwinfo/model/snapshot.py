@@ -8,39 +8,11 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
-from hwinfo.model.serialize import UnixTime
+from hwinfo.model.sources import SourceError, SourceState
+from hwinfo.model.unixtime import UnixTime
 
 # Bumped when a JSON field is renamed or removed; adding fields keeps it.
 SCHEMA_VERSION = 1
-
-
-# SourceState.state values.
-OK, STALE, FAILED, NOT_COLLECTED = "ok", "stale", "failed", "not_collected"
-
-
-@dataclass
-class SourceState:
-    """How fresh one source's section is: read now, an older reading kept, or none."""
-
-    source: str  # "host", "cpu", "memory", "gpu"
-    # "ok": read for this snapshot; "stale": this snapshot repeats an older reading (NVML
-    # did not answer in time); "failed": not read, its section is null; "not_collected":
-    # switched off (--no-gpu), its section is null.
-    state: str
-    # Unix time this source's data was read; None when there is none.
-    timestamp_seconds: UnixTime | None
-    # How old the data was when the snapshot was taken (its timestamp_seconds minus this
-    # source's); None when there is none. Older readers add the snapshot's own age.
-    age_seconds: float | None
-    error: str | None  # why it is stale or failed, one line; None when ok
-
-
-@dataclass
-class SourceError:
-    """A collector that failed as a whole; its section is null."""
-
-    source: str  # "cpu", "memory", "gpu"
-    message: str
 
 
 @dataclass

@@ -15,7 +15,8 @@ from types import ModuleType
 
 from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib import FakeLib
-from hwinfo.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario
+from hwinfo.sim.scenario import list_scenarios, load_scenario
+from hwinfo.sim.scenario_model import Scenario, ScenarioError
 
 __all__ = [
     "ENV_VAR",

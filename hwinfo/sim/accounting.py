@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hwinfo.sim.scenario import AccountedProcessSpec, AccountingSpec, GpuSpec, ProcessSpec
+from hwinfo.sim.scenario_model import AccountedProcessSpec, AccountingSpec, GpuSpec, ProcessSpec
 
 MIB = 1 << 20
 

@@ -24,7 +24,7 @@ import stat
 import time
 import weakref
 
-from hwinfo.sim.scenario import Scenario
+from hwinfo.sim.scenario_model import Scenario
 
 try:
     import fcntl

@@ -33,12 +33,8 @@ from hwinfo.sim.importer_capture import (
 )
 from hwinfo.sim.importer_text import looks_like_text_dump, parse_text_dump
 from hwinfo.sim.mig_profiles import GpuInstanceProfile, MigTable
-from hwinfo.sim.scenario import (
-    ARCHITECTURES,
-    CLOCK_EVENT_REASONS,
-    COMPUTE_MODES,
-    parse_pci_bus_id,
-)
+from hwinfo.sim.scenario_gpu import parse_pci_bus_id
+from hwinfo.sim.scenario_model import ARCHITECTURES, CLOCK_EVENT_REASONS, COMPUTE_MODES
 
 __all__ = ["DumpError", "import_dump", "import_nvidia_smi_xml"]
 

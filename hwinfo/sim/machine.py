@@ -31,7 +31,6 @@ import uuid as uuid_mod
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from hwinfo.sim import scenario as sc
 from hwinfo.sim.accounting import AccountingBuffer, Record
 from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.mig_profiles import (
@@ -41,8 +40,13 @@ from hwinfo.sim.mig_profiles import (
     free_placements,
     placement_mask,
 )
-from hwinfo.sim.scenario import (
+from hwinfo.sim.scenario_gpu import gpu_field_readers, parse_processes
+from hwinfo.sim.scenario_mig import parse_mig
+from hwinfo.sim.scenario_model import (
+    ComputeInstanceSpec,
     FaultSpec,
+    GpmSpec,
+    GpuInstanceSpec,
     GpuSpec,
     MigSpec,
     ProcessSpec,
@@ -51,6 +55,7 @@ from hwinfo.sim.scenario import (
     Window,
     XidEvent,
 )
+from hwinfo.sim.scenario_reader import Reader
 
 # nvmlEventTypeXidCriticalError (nvml.h).
 EVENT_XID = 0x8
@@ -75,7 +80,7 @@ class ComputeInstance:
     __slots__ = ("gpu_instance", "handle", "mig_device", "spec")
 
     def __init__(
-        self, handle: int, gpu_instance: GpuInstance, spec: sc.ComputeInstanceSpec
+        self, handle: int, gpu_instance: GpuInstance, spec: ComputeInstanceSpec
     ) -> None:
         self.handle = handle
         self.gpu_instance = gpu_instance
@@ -92,7 +97,7 @@ class GpuInstance:
 
     __slots__ = ("compute_instances", "gpu", "handle", "spec")
 
-    def __init__(self, handle: int, gpu: GpuDevice, spec: sc.GpuInstanceSpec) -> None:
+    def __init__(self, handle: int, gpu: GpuDevice, spec: GpuInstanceSpec) -> None:
         self.handle = handle
         self.gpu = gpu
         self.spec = spec
@@ -231,7 +236,7 @@ class GpmSample:
         self.gpu = NO_GPU  # a buffer belongs to no GPU: freeing it works whatever happened
         self.source: tuple[int, int | None] | None = None  # (GPU index, GPU instance id)
         self.taken_at = 0.0
-        self.gpm: sc.GpmSpec | None = None
+        self.gpm: GpmSpec | None = None
 
 
 class Machine:
@@ -528,7 +533,7 @@ class Machine:
             if start not in free:
                 return None
             gi_id = default_gpu_instance_id(start, profile.memory_slices, board_slices)
-            gi = GpuInstance(next(self._ids), gpu, sc.GpuInstanceSpec(gi_id, start, profile, ()))
+            gi = GpuInstance(next(self._ids), gpu, GpuInstanceSpec(gi_id, start, profile, ()))
             self._commit_mig(gpu, (*gpu.gpu_instances, gi))
             return gi
 
@@ -552,7 +557,7 @@ class Machine:
             # the lowest unused, as the MIG User Guide's `-cci` examples count 0, 1, 2.
             used = {ci.spec.id for ci in gi.compute_instances}
             ci_id = next(i for i in itertools.count() if i not in used)
-            spec = sc.ComputeInstanceSpec(ci_id, free[0] if start is None else start, profile, None)
+            spec = ComputeInstanceSpec(ci_id, free[0] if start is None else start, profile, None)
             ci = ComputeInstance(next(self._ids), gi, spec)
             gi.spec = dataclasses.replace(
                 gi.spec, compute_instances=(*gi.spec.compute_instances, spec)
@@ -606,8 +611,8 @@ class Machine:
             raise IndexError(f"no GPU {index} (the machine has {len(self.gpus)})")
         return self.gpus[index]
 
-    def _reader(self) -> sc.Reader:
-        return sc.Reader(f"{self.scenario.source} (runtime change)")
+    def _reader(self) -> Reader:
+        return Reader(f"{self.scenario.source} (runtime change)")
 
     def set_processes(
         self, gpu: int, processes: Iterable[ProcessSpec | Mapping[str, object]]
@@ -636,7 +641,7 @@ class Machine:
         with self._lock:
             dev = self._gpu(gpu)
             if mig is not None and not isinstance(mig, MigSpec):
-                mig = sc.parse_mig(self._reader(), "mig", mig, dev.spec.board, self.driver)
+                mig = parse_mig(self._reader(), "mig", mig, dev.spec.board, self.driver)
             specs = self._processes(dev, mig, processes)
             self._account(dev, specs)
             dev.spec = dataclasses.replace(dev.spec, mig=mig, processes=specs)
@@ -652,7 +657,7 @@ class Machine:
         with self._lock:
             dev = self._gpu(gpu)
             r = self._reader()
-            readers = sc.gpu_field_readers(r)
+            readers = gpu_field_readers(r)
             values = {}
             for key, value in fields.items():
                 if key not in readers:
@@ -722,4 +727,4 @@ class Machine:
             raise ScenarioError(
                 f"scenario {self.scenario.source}: processes: mix of dicts and ProcessSpec"
             )
-        return sc.parse_processes(self._reader(), f"gpus[{dev.index}].processes", items, mig)
+        return parse_processes(self._reader(), f"gpus[{dev.index}].processes", items, mig)

@@ -17,10 +17,8 @@ events) hold the implementations.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from ctypes import addressof
-from functools import cache
 
 from hwinfo.sim import (
     nvml_lib_accounting,
@@ -43,7 +41,7 @@ from hwinfo.sim.nvml_lib_base import (
     as_int,
     write_handle,
 )
-from hwinfo.sim.nvml_symbols import SINCE, exported
+from hwinfo.sim.nvml_symbols import exported, fault_name
 
 # nvmlErrorString texts. Codes pynvml knows carry pynvml's copies of NVML's own strings.
 # Unknown: the texts from 19 on (except 20 and 999) come from a third-party NVML stand-in and
@@ -82,17 +80,6 @@ ERROR_STRINGS: dict[int, bytes] = {
     30: b"Reset type not supported",
     999: b"Unknown Error",
 }
-
-_VERSION_SUFFIX = re.compile(r"_v\d+$")
-# pynvml's nvmlInit() calls nvmlInitWithFlags(0): a fault on "nvmlInit" covers all three.
-_FAULT_ALIASES = {"nvmlInitWithFlags": "nvmlInit"}
-
-
-def fault_name(symbol: str) -> str:
-    """The name a scenario fault uses for a C symbol: without _vN, init variants as nvmlInit."""
-    name = _VERSION_SUFFIX.sub("", symbol)
-    return _FAULT_ALIASES.get(name, name)
-
 
 def _core_symbols() -> tuple[Symbol, ...]:
     """Init, shutdown, error strings and the device count: calls with their own gating."""
@@ -190,12 +177,6 @@ def unimplemented(name: str) -> Symbol:
     if name not in _NO_HANDLE:
         target = next((t for prefix, t in _HANDLE_PREFIXES if name.startswith(prefix)), target)
     return Symbol(name, target, _not_supported)
-
-
-@cache
-def known_fault_calls() -> frozenset[str]:
-    """Every name a scenario fault may give in `call`: any NVML function."""
-    return frozenset(fault_name(name) for name in (*SINCE, *IMPLEMENTED))
 
 
 def _bind(machine: Machine, sym: Symbol) -> Callable[..., object]:

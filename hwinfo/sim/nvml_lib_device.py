@@ -29,7 +29,8 @@ from hwinfo.sim.nvml_lib_base import (
     ok,
     opt,
 )
-from hwinfo.sim.scenario import (
+from hwinfo.sim.scenario_gpu import parse_pci_bus_id
+from hwinfo.sim.scenario_model import (
     ADDRESSING_MODES,
     ARCHITECTURES,
     CLOCK_EVENT_REASONS,
@@ -37,7 +38,6 @@ from hwinfo.sim.scenario import (
     DRIVER_MODELS,
     Clocks,
     GpuSpec,
-    parse_pci_bus_id,
 )
 
 MIB = 1 << 20

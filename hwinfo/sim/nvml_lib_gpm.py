@@ -21,7 +21,7 @@ from hwinfo.sim.nvml_lib_base import (
     SUCCESS,
     Symbol,
 )
-from hwinfo.sim.scenario import ARCHITECTURES, GpmSpec
+from hwinfo.sim.scenario_model import ARCHITECTURES, GpmSpec
 
 # NVML_GPM_SUPPORT_VERSION, NVML_GPM_METRICS_GET_VERSION (nvml.h).
 SUPPORT_VERSION = 1

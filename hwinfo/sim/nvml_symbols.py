@@ -11,6 +11,7 @@ against the symbol tables of real 590.48.01 and 610.57.04 libraries (shared/capt
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 # Branch -> the functions whose declaration first appears in the nvml.h of that branch's CUDA.
@@ -288,3 +289,21 @@ def exported(driver: tuple[int, ...]) -> frozenset[str]:
         older = {name for name, first in SINCE.items() if first == (OLDEST_KNOWN,)}
         names = {n for n in older if not any(word in n for word in _MIG_WORDS)}
     return frozenset(names)
+
+
+_VERSION_SUFFIX = re.compile(r"_v\d+$")
+# pynvml's nvmlInit() calls nvmlInitWithFlags(0): a fault on "nvmlInit" covers all three.
+_FAULT_ALIASES = {"nvmlInitWithFlags": "nvmlInit"}
+
+
+def fault_name(symbol: str) -> str:
+    """The name a scenario fault uses for a C symbol: without _vN, init variants as nvmlInit."""
+    name = _VERSION_SUFFIX.sub("", symbol)
+    return _FAULT_ALIASES.get(name, name)
+
+
+@cache
+def known_fault_calls() -> frozenset[str]:
+    """Every name a scenario fault may give in `call`: any NVML function (the simulator
+    implements none beyond these, tests/sim/test_nvml_symbols.py)."""
+    return frozenset(fault_name(name) for name in SINCE)

@@ -141,11 +141,13 @@ def test_a_daemon_error_answer_is_quoted(serve: Callable[..., Server]) -> None:
 
 
 def test_connection_refused(serve: Callable[..., Server]) -> None:
-    with socket.create_server(("127.0.0.1", 0)) as probe:
+    # Held bound, never listening: connections are refused, and no parallel test can take it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    assert refused(f"http://127.0.0.1:{port}") == (
-        f"http://127.0.0.1:{port}/api/v1/snapshot: connection refused "
-        "(is hwinfo serve running there?)")
+        assert refused(f"http://127.0.0.1:{port}") == (
+            f"http://127.0.0.1:{port}/api/v1/snapshot: connection refused "
+            "(is hwinfo serve running there?)")
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://[::1/x", "http://h:1/a\x00b",

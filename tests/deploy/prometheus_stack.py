@@ -7,7 +7,7 @@ commands: one place knows how to start Prometheus, wait for data and query it.
 from __future__ import annotations
 
 import json
-import socket
+import re
 import subprocess
 import time
 import urllib.error
@@ -77,8 +77,7 @@ class Stack:
         wait_for(f"{SCRAPES_BEFORE_QUERYING} scrapes of hwinfo", scraped_enough)
 
     def log_tail(self, lines: int = 40) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
+        return tail(self.log, lines)
 
     @contextmanager
     def logs_on_failure(self) -> Iterator[None]:
@@ -89,10 +88,28 @@ class Stack:
             raise
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def tail(log: Path, lines: int = 40) -> str:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# What Prometheus and Alertmanager (exporter-toolkit) log once they listen, the port chosen.
+_LISTENING = re.compile(rb'msg="Listening on" address=127\.0\.0\.1:(\d+)')
+
+
+def listening_port(log: Path, process: subprocess.Popen[bytes], timeout: float = 20) -> int:
+    """The port a server started with `--web.listen-address=127.0.0.1:0` took, from its log.
+
+    Port 0 lets the kernel choose, so parallel test workers never race for a port.
+    """
+
+    def said() -> int | None:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
+        match = _LISTENING.search(log.read_bytes())
+        return int(match.group(1)) if match else None
+
+    return wait_for(f"{log.name} to say where it listens", said, timeout)
 
 
 def wait_for(what: str, check: Any, timeout: float = 20) -> Any:
@@ -144,7 +161,6 @@ def prometheus_scraping(
             }
         )
     )
-    port = free_port()
     log = workdir / "prometheus.log"
     with log.open("wb") as log_file:
         proc = subprocess.Popen(
@@ -152,18 +168,19 @@ def prometheus_scraping(
                 binary,
                 f"--config.file={config_file}",
                 f"--storage.tsdb.path={workdir / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
+                "--web.listen-address=127.0.0.1:0",
                 *flags,
             ],
             stdout=log_file,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    stack = Stack(urls[0] if urls else "", f"http://127.0.0.1:{port}", len(urls), log, proc)
     try:
+        port = listening_port(log, proc)
+        stack = Stack(urls[0] if urls else "", f"http://127.0.0.1:{port}", len(urls), log, proc)
         yield stack
     except BaseException:
-        print(f"--- the last lines of {log} ---\n{stack.log_tail()}")
+        print(f"--- the last lines of {log} ---\n{tail(log)}")
         raise
     finally:
         proc.terminate()
@@ -172,8 +189,6 @@ def prometheus_scraping(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
 
 
 def assert_every_query_answers(stack: Stack, board: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from conftest import require_tool
 
 from tests.deploy.artifacts import REPO
 from tests.deploy.ledger_stack import LAB, rules_every_second
-from tests.deploy.prometheus_stack import free_port, prometheus_scraping, wait_for
+from tests.deploy.prometheus_stack import listening_port, prometheus_scraping, wait_for
 from tests.exporter.serving import serving
 
 SHIPPED = REPO / "prometheus" / "alertmanager.yml"
@@ -89,14 +89,14 @@ def alertmanager(workdir: Path, config: dict[str, Any]) -> Iterator[str]:
     binary = require_tool("prometheus-alertmanager")
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "alertmanager.yml").write_text(json.dumps(config))
-    port = free_port()
-    log = (workdir / "alertmanager.log").open("wb")
+    log_path = workdir / "alertmanager.log"
+    log = log_path.open("wb")
     proc = subprocess.Popen(
         [binary, f"--config.file={workdir / 'alertmanager.yml'}", f"--storage.path={workdir / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+         "--web.listen-address=127.0.0.1:0", "--cluster.listen-address="],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{listening_port(log_path, proc)}"
     finally:
         proc.terminate()
         try:
@@ -112,11 +112,10 @@ def test_the_idle_holder_is_told_and_told_again_when_it_resolves(tmp_path: Path)
     idle_file.write_text(json.dumps(LAB["idle"]))
     busy_file.write_text(json.dumps(LAB["busy"]))
     rules = rules_every_second(tmp_path, **{"for: 1h": f"for: {FOR}"})
-    erin_port = free_port()
     with webhook_receiver() as (url, inbox), \
             alertmanager(tmp_path / "am", shipped_config_to(url)) as am, \
             serving("--simulate", str(busy_file), "--interval", "0.5") as alice_host:
-        erin_args = ("--simulate", str(idle_file), "--interval", "0.5", "--port", str(erin_port))
+        erin_args = ("--simulate", str(idle_file), "--interval", "0.5")
         with serving(*erin_args) as erin_host, prometheus_scraping(
                 [alice_host, erin_host], tmp_path / "prometheus", rule_files=[rules],
                 config={"alerting": {"alertmanagers": [{"static_configs": [{"targets": [am]}]}]}},
@@ -139,7 +138,8 @@ def test_the_idle_holder_is_told_and_told_again_when_it_resolves(tmp_path: Path)
             idle_file.write_text(json.dumps(busy_erin))
             erin_host.proc.terminate()
             erin_host.proc.wait(timeout=10)
-            with serving(*erin_args):
+            # Back on the port Prometheus scrapes: the kernel chose it, nobody else took it.
+            with serving(*erin_args, "--port", erin_host.rsplit(":", 1)[1]):
                 def resolved() -> bool:
                     return any(m["status"] == "resolved" for _, m in inbox.about("erin"))
 

@@ -253,8 +253,9 @@ def test_a_client_past_its_share_is_turned_away_at_once(
 ) -> None:
     clock = Clock()
     limits = GateLimits(per_client=2, failures=3, forgive_after=10.0)
-    # Cost 10: a check takes tens of ms, so the first two still wait when the third comes.
-    users = BasicAuth({"alice": make_hash(b"secret", cost=10)})
+    # Checks slow enough (bcrypt cost 12) that the first two are still waiting when the third
+    # comes, however busy the machine: at cost 4 one could end between two admit() calls.
+    users = BasicAuth({"alice": make_hash(b"secret", cost=12)})
     gate, verdicts = new_gate(users, limits=limits, clock=clock)
     # At most two of its checks wait at a time...
     for n in range(2):

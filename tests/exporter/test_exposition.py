@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
@@ -15,10 +17,11 @@ from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as parse_openmetrics,
 )
 from prometheus_client.parser import text_string_to_metric_families as parse_text
+from prometheus_client.utils import floatToGoString
 
 from hwinfo import sim
 from hwinfo.collect.sources import open_collector
-from hwinfo.exporter.exposition import Selection, families, render
+from hwinfo.exporter.exposition import Selection, families, go_float, render
 from hwinfo.exporter.status import DaemonStatus
 from hwinfo.model.snapshot import Snapshot
 
@@ -108,3 +111,9 @@ def test_groups_can_be_switched_off() -> None:
     assert b"hwinfo_gpu_temperature_celsius" in rendered.text
     assert b"hwinfo_memory_total_bytes" not in rendered.text
     assert b"hwinfo_gpu_user_memory_used_bytes" not in rendered.text
+
+
+@given(st.floats() | st.integers(-(1 << 64), 1 << 64).map(float)
+       | st.sampled_from([1e6, 999999.0, 1234567.5, 1e15, 1e16, 8.589934592e10, 5e-324, -1e7]))
+def test_sample_values_are_written_as_prometheus_client_writes_them(value: float) -> None:
+    assert go_float(value) == floatToGoString(value)

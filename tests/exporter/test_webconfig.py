@@ -18,7 +18,8 @@ from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
 from .conftest import ServeFactory
 
-HASH_2B = bcrypt.hashpw(b"secret", bcrypt.gensalt(4)).decode()
+# A fixed salt: the hash appears in test ids, which parallel workers must all collect alike.
+HASH_2B = bcrypt.hashpw(b"secret", b"$2b$04$" + b"hwinfo.test.salt.fixe.").decode()
 
 
 def write(where: Path, text: str) -> Path:

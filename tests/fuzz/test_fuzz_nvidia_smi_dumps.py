@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hwinfo.sim.importer import DumpError, import_dump
-from hwinfo.sim.scenario import ScenarioError, parse_scenario
+from hwinfo.sim.scenario import parse_scenario
+from hwinfo.sim.scenario_model import ScenarioError
 
 BANNER = "==============NVSMI LOG=============="
 LABELS = st.sampled_from(

@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
-from hwinfo.sim.scenario import ScenarioError, parse_scenario
+from hwinfo.sim.scenario import parse_scenario
+from hwinfo.sim.scenario_model import ScenarioError
 
 DUMPS = {path.name: path.read_bytes() for path in sorted(CAPTURES.glob("*.xml"))}
 # What nvidia-smi prints in place of values, and values no GPU has.

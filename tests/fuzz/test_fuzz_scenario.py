@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hwinfo.sim import ScenarioError, load_scenario
-from hwinfo.sim.scenario import SCENARIO_DIR, Scenario, parse_scenario
+from hwinfo.sim.scenario import SCENARIO_DIR, parse_scenario
+from hwinfo.sim.scenario_model import Scenario
 
 BUILTIN = Path(__file__).resolve().parents[2] / "hwinfo" / "sim" / SCENARIO_DIR
 # A MIG machine, a faulty one and a consumer board: every structured field appears in one.

@@ -9,7 +9,8 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import Gpu, GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
-from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot, SourceError
+from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
+from hwinfo.model.sources import SourceError
 
 GIB = 1 << 30
 

@@ -6,7 +6,7 @@ from hwinfo.health import rules_host
 from hwinfo.health.evaluate import evaluate
 from hwinfo.health.findings import Severity
 from hwinfo.health.thresholds import Thresholds
-from hwinfo.model.snapshot import SourceError
+from hwinfo.model.sources import SourceError
 
 from .factories import GIB, make_memory, make_snapshot
 

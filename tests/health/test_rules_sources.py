@@ -8,7 +8,8 @@ from hwinfo.health import rules_sources
 from hwinfo.health.evaluate import evaluate
 from hwinfo.health.findings import Severity
 from hwinfo.health.thresholds import ConfigError, Thresholds, parse_thresholds
-from hwinfo.model.snapshot import Snapshot, SourceState
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.sources import SourceState
 
 from .factories import make_gpu, make_snapshot, make_system
 

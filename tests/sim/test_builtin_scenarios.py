@@ -13,7 +13,7 @@ import pytest
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
-from hwinfo.sim.scenario import GpuSpec
+from hwinfo.sim.scenario_model import GpuSpec
 
 SCENARIO_DIR = Path(hwinfo.sim.__path__[0]) / "scenarios"
 NAMES = sorted(p.stem for p in SCENARIO_DIR.glob("*.json"))

@@ -12,7 +12,8 @@ import pytest
 
 import hwinfo.sim
 from hwinfo.sim.machine import Machine
-from hwinfo.sim.scenario import ScenarioError, parse_scenario
+from hwinfo.sim.scenario import parse_scenario
+from hwinfo.sim.scenario_model import ScenarioError
 
 MIB = 1 << 20
 SCENARIO: dict[str, Any] = {

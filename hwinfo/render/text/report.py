@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hwinfo.escape import printable
-from hwinfo.model.snapshot import FAILED, STALE, Snapshot, SourceState
+from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.sources import FAILED, STALE, SourceState
 from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import gpu_blocks
 from hwinfo.render.text.host import render_host

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fixtures.simulated import simulated_snapshot as _snapshot
 
-from hwinfo.model.snapshot import SourceError
+from hwinfo.model.sources import SourceError
 from hwinfo.render.text.brief import LINES, render_brief
 from hwinfo.render.text.style import Style
 

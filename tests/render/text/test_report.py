@@ -6,7 +6,7 @@ import dataclasses
 
 from health.factories import make_gpu, make_snapshot, make_system
 
-from hwinfo.model.snapshot import SourceError, SourceState
+from hwinfo.model.sources import SourceError, SourceState
 from hwinfo.render.text.report import render_text
 from hwinfo.render.text.style import Style
 
