@@ -6,14 +6,18 @@ removed or added reaches every validator behind it, which is where the bounds li
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from fixtures.machines import shared_tree
@@ -179,3 +183,10 @@ def real_report(scenario: str) -> dict[str, Any]:
                           scenario, "--root", str(shared_tree("x86-2s-smt"))],
                          capture_output=True, check=True, timeout=120).stdout
     return json.loads(out)
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A directory for one fuzz module's files, removed when the test process ends."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path

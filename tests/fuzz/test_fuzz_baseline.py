@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 
-from fuzz.mutations import fuzz_settings, mutated, one_line_or_valid, real_report
+from fuzz.mutations import fuzz_settings, mutated, one_line_or_valid, real_report, scratch_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +13,7 @@ from hwinfo.health.evaluate import evaluate
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.serialize import snapshot_from_document
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-baseline-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-baseline-")
 SAVED = real_report("dgx-a100-mig")
 CURRENT = snapshot_from_document(SAVED, "current")
 

@@ -12,17 +12,16 @@ import json
 import resource
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from fixtures.machines import shared_tree
-from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated
+from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, scratch_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
 BUILTIN = Path(__file__).resolve().parents[2] / "hwinfo" / "sim" / "scenarios"
 BASE = json.loads((BUILTIN / "faults-demo.json").read_text())
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-cli-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-cli-")
 # Far above what a report needs (about 100 MiB), far below what an unbounded parse reaches.
 ADDRESS_SPACE_BYTES = 2 << 30
 

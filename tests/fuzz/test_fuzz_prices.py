@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import yaml
-from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid
+from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid, scratch_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hwinfo.inputs import InputError
 from hwinfo.ledger.prices import Prices, load_prices
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-prices-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-prices-")
 VALID = {"currency": "EUR", "gpu_hour": {"NVIDIA A100-SXM4-80GB": 2.5, "default": 1.0}, "kwh": 0.3}
 
 

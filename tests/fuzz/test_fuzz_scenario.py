@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
-from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid
+from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_valid, scratch_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,7 +17,7 @@ BUILTIN = Path(__file__).resolve().parents[2] / "hwinfo" / "sim" / SCENARIO_DIR
 # A MIG machine, a faulty one and a consumer board: every structured field appears in one.
 BASES = [json.loads((BUILTIN / f"{name}.json").read_text())
          for name in ("dgx-a100-mig", "faults-demo", "workstation-geforce")]
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-scenario-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-scenario-")
 
 
 def parses(document: object) -> Scenario | None:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import math
-import tempfile
-from pathlib import Path
 
 import yaml
-from fuzz.mutations import JSON_VALUES, NUMBERS, fuzz_settings, one_line_or_valid
+from fuzz.mutations import JSON_VALUES, NUMBERS, fuzz_settings, one_line_or_valid, scratch_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hwinfo.health.evaluate import RULE_NAMES
 from hwinfo.health.thresholds import KEYS, ConfigError, Thresholds, load_thresholds
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-thresholds-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-thresholds-")
 VALUES = st.one_of(NUMBERS, JSON_VALUES, st.lists(NUMBERS, max_size=4),
                    st.lists(st.sampled_from(sorted(RULE_NAMES)), max_size=3))
 DOCUMENTS = st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=10)), VALUES, max_size=5)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import yaml
-from fuzz.mutations import JSON_VALUES, fuzz_settings, one_line_or_valid
+from fuzz.mutations import JSON_VALUES, fuzz_settings, one_line_or_valid, scratch_dir
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -18,7 +15,7 @@ from hwinfo.exporter.webconfig import (
     load_web_config,
 )
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="hwinfo-fuzz-webconfig-"))
+WORKDIR = scratch_dir("hwinfo-fuzz-webconfig-")
 NAMES = st.sampled_from([*CIPHER_SUITES, *CURVES, "TLS_AES_128_GCM_SHA256", "TLS12", "TLS13",
                          "NoClientCert", "RequireAndVerifyClientCert", "/dev/zero", "x.crt"])
 VALUES = st.one_of(JSON_VALUES, NAMES, st.lists(NAMES, max_size=3))
