@@ -9,14 +9,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import bcrypt
 import pytest
 from conftest import Pki
+from fixtures.loopback import serving
 
 from tests.deploy.ledger_stack import rules_every_second
 from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
@@ -47,28 +46,13 @@ ANSWERS = {
 }
 
 
-class _Answers(BaseHTTPRequestHandler):
-    def _answer(self) -> None:
-        prefix = "/" + self.path.split("/")[1]
-        status, kind, body = ANSWERS.get(prefix, (404, "text/plain", b"404 page not found"))
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def impostor() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    def answer(path: str) -> tuple[int, str, bytes]:
+        return ANSWERS.get("/" + path.split("/")[1], (404, "text/plain", b"404 page not found"))
+
+    with serving(answer) as url:
+        yield url
 
 
 @pytest.mark.parametrize("command", ["usage", "fleet"])

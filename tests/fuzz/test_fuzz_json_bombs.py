@@ -14,13 +14,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fixtures.loopback import serving
 from fuzz.mutations import bounded_memory, one_line_or_valid
 
 from hwinfo import inputs
@@ -89,26 +88,14 @@ def assert_refused_within_bounds(args: list[str], says: str) -> None:
     assert peak <= COMMAND_PEAK_BYTES, f"peak RSS {peak >> 20} MiB"
 
 
-class _Hostile(BaseHTTPRequestHandler):
+def _hostile(path: str) -> tuple[int, str, bytes]:
     """A daemon or a Prometheus whose every answer is the bomb; slow ones under /slow."""
-
-    def _answer(self) -> None:
-        body = BOMB
-        if self.path.startswith("/slow"):
-            # Each answer well within --timeout 1, three of them in turn (rules, queries,
-            # advice) past it: only a deadline for the whole command ends it at 1 s.
-            time.sleep(0.7)
-            body = _slow_answer(self.path)
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args: object) -> None:
-        pass
+    if not path.startswith("/slow"):
+        return 200, "application/json", BOMB
+    # Each answer well within --timeout 1, three of them in turn (rules, queries, advice)
+    # past it: only a deadline for the whole command ends it at 1 s.
+    time.sleep(0.7)
+    return 200, "application/json", _slow_answer(path)
 
 
 def _slow_answer(path: str) -> bytes:
@@ -124,10 +111,8 @@ def _slow_answer(path: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serving(_hostile) as url:
+        yield url
 
 
 @pytest.mark.parametrize("command", [["usage", "--advise"], ["fleet"], ["report", "--from"],

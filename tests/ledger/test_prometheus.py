@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
+from fixtures.loopback import serving
 
 from hwinfo.ledger.queries import HELD_RECORD
 
@@ -33,38 +32,19 @@ def held_by(user: str, value: Any = "30") -> dict[str, Any]:
                   ({"measure": "held", "user": user, "model": GPU["model"]}, value))
 
 
-class _Hostile(BaseHTTPRequestHandler):
-    answers: ClassVar[dict[str, Any]] = {}
-
-    def _answer(self) -> None:
-        data = self.answers.get(self.path.split("?")[0].rsplit("/", 1)[-1])
-        body = data if isinstance(data, bytes) else json.dumps(
-            {"status": "success", "data": data}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
     """A loopback server answering /api/v1/rules and /api/v1/query as the test says."""
     answers: dict[str, Any] = {"rules": RULES}
-    handler = type("Handler", (_Hostile,), {"answers": answers})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", answers
-    finally:
-        server.shutdown()
-        thread.join(10)
+
+    def answer(path: str) -> tuple[int, str, bytes]:
+        data = answers.get(path.split("?")[0].rsplit("/", 1)[-1])
+        body = data if isinstance(data, bytes) else json.dumps(
+            {"status": "success", "data": data}).encode()
+        return 200, "application/json", body
+
+    with serving(answer) as url:
+        yield url, answers
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.loopback import serving
 
 from hwinfo.model.gpu import PeakThroughput, XidErrors
 from hwinfo.model.serialize import SchemaError, from_dict, snapshot_from_document
@@ -68,38 +67,19 @@ def test_an_old_baseline_is_checked_against(path: Path) -> None:
     assert "missing field" not in run.stdout and run.stderr == ""
 
 
-class _OldDaemon(BaseHTTPRequestHandler):
-    body = b""
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def old_daemon() -> Iterator[tuple[str, type[_OldDaemon]]]:
-    """A loopback server that answers /api/v1/snapshot as a daemon of an earlier commit."""
-    handler = type("Handler", (_OldDaemon,), {})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    finally:
-        server.shutdown()
-        thread.join(10)
+def old_daemon() -> Iterator[tuple[str, dict[str, bytes]]]:
+    """A loopback server that answers /api/v1/snapshot as a daemon of an earlier commit: with
+    the body the test puts under "body"."""
+    said = {"body": b""}
+    with serving(lambda path: (200, "application/json", said["body"])) as url:
+        yield url, said
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.stem)
-def test_an_old_daemon_is_read(path: Path, old_daemon: tuple[str, type[_OldDaemon]]) -> None:
-    url, handler = old_daemon
-    handler.body = path.read_bytes()
+def test_an_old_daemon_is_read(path: Path, old_daemon: tuple[str, dict[str, bytes]]) -> None:
+    url, said = old_daemon
+    said["body"] = path.read_bytes()
     report = subprocess.run([*HWINFO, "report", "--from", url], capture_output=True, text=True,
                             timeout=60, check=False)
     assert report.returncode == 0 and report.stderr == "", report.stderr
@@ -118,7 +98,7 @@ def _with_xid(document: dict[str, Any], when: float) -> dict[str, Any]:
 @pytest.mark.parametrize("when", [1e18, 1e300, -1.0])
 @pytest.mark.parametrize("field", ["timestamp_seconds", "xid", "host.boot_time_seconds"])
 def test_a_time_no_clock_can_say_is_refused_in_one_line(
-        when: float, field: str, old_daemon: tuple[str, type[_OldDaemon]]) -> None:
+        when: float, field: str, old_daemon: tuple[str, dict[str, bytes]]) -> None:
     document = json.loads((OLD / "69ba130-cloud-t4.json").read_text())
     if field == "xid":
         _with_xid(document, when)
@@ -126,8 +106,8 @@ def test_a_time_no_clock_can_say_is_refused_in_one_line(
         document["host"]["boot_time_seconds"] = when
     else:
         document[field] = when
-    url, handler = old_daemon
-    handler.body = json.dumps(document).encode()
+    url, said = old_daemon
+    said["body"] = json.dumps(document).encode()
     for args in (["report"], ["report", "--brief"], ["report", "--format", "json"]):
         run = subprocess.run([*HWINFO, *args, "--from", url], capture_output=True, text=True,
                              timeout=60, check=False)
