@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -72,3 +74,16 @@ def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, **rules: str
             rule_files=[rules_every_second(workdir, **rules)]))
         stack.wait_until_scraped()
         yield stack, daemons
+
+
+def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
+    """The hwinfo command line, as a user runs it against the lab."""
+    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True,
+                          check=False, text=True, timeout=60)
+
+
+def answer(*args: str) -> Any:
+    """A ledger command's JSON answer; it must succeed."""
+    done = hwinfo(*args, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)

@@ -5,17 +5,14 @@ process in a Docker container on a 3g.40gb, carol's in Slurm job 3385 on a 1g.10
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.deploy.ledger_stack import rules_every_second
+from tests.deploy.ledger_stack import answer, rules_every_second
 from tests.deploy.prometheus_stack import Stack, prometheus_scraping, wait_for
 from tests.exporter.serving import serving
 from tests.fixtures.cgroups import CASES
@@ -62,13 +59,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "count_over_time(hwinfo:ledger_attributed_held:share"
             f'{{slurm_job="3385"}}[1m]) >= {RULE_SAMPLES}'), timeout=40)
         yield prometheus
-
-
-def answer(*args: str) -> Any:
-    done = subprocess.run([sys.executable, "-m", "hwinfo", *args, "--format", "json"],
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def test_a_container_is_charged_not_root(stack: Stack) -> None:

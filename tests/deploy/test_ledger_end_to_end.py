@@ -3,13 +3,10 @@ scraping real daemons whose truth is known (tests/deploy/ledger_stack.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.deploy.artifacts import LAB_DASHBOARD, README, dashboard
-from tests.deploy.ledger_stack import LAB, lab
+from tests.deploy.ledger_stack import LAB, answer, hwinfo, lab
 from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
 RULE_SAMPLES = 10  # evaluations of the ledger rules before the commands are asked
@@ -29,17 +26,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         wait_for(f"{RULE_SAMPLES} evaluations of the ledger rules", lambda: running.query(
             f"count_over_time(hwinfo:ledger_held:share[1m]) >= {RULE_SAMPLES}"), timeout=40)
         yield running
-
-
-def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True, check=False,
-                          text=True, timeout=60)
-
-
-def answer(*args: str) -> Any:
-    done = hwinfo(*args, "--format", "json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def test_usage_apportions_held_time_between_users(stack: Stack) -> None:

@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -29,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.ledger_stack import A100, lab
+from tests.deploy.ledger_stack import A100, answer, hwinfo, lab
 from tests.deploy.prometheus_stack import Stack, wait_for
 from tests.exporter.serving import Daemon, serving
 
@@ -72,17 +69,6 @@ HOSTS = {
         {"board": "A100-SXM4-40GB", "utilization_gpu_percent": 0, "power_draw_w": 50,
          "processes": []}]},
 }
-
-
-def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True,
-                          check=False, text=True, timeout=60)
-
-
-def answer(*args: str) -> Any:
-    done = hwinfo(*args, "--format", "json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 @dataclass

@@ -4,25 +4,15 @@ remote-write receiver), which evaluates the ledger rules; the commands ask only 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.deploy.ledger_stack import LAB, rules_every_second
+from tests.deploy.ledger_stack import LAB, answer, rules_every_second
 from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
 from tests.exporter.serving import serving
-
-
-def answer(*args: str) -> Any:
-    done = subprocess.run([sys.executable, "-m", "hwinfo", *args, "--format", "json"],
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def test_usage_and_fleet_answer_from_the_central_prometheus(tmp_path: Path) -> None:
