@@ -12,6 +12,9 @@ from hwinfo.model.snapshot import Snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
+# The README and the reference pages it links: their examples are all the program's output.
+DOCUMENTATION = "\n".join(path.read_text() for path in
+                          [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
 
 
 def _blocks() -> list[str]:
@@ -43,12 +46,12 @@ def _paths(cls: type, prefix: str = "") -> set[str]:
 
 
 def test_readme_documents_every_json_field() -> None:
-    schema = README.split("### JSON schema", 1)[1].split("\n## ", 1)[0]
+    schema = (REPO / "docs" / "json-schema.md").read_text()
     documented = set(re.findall(r"^\| `([a-z0-9_.\[\]]+)` \|", schema, re.MULTILINE))
     fields = _paths(Snapshot)
-    assert fields - documented == set(), "fields missing from the README's JSON schema"
+    assert fields - documented == set(), "fields missing from docs/json-schema.md"
     assert documented - fields == set(), (
-        "the README documents JSON fields that do not exist"
+        "docs/json-schema.md documents JSON fields that do not exist"
     )
 
 
@@ -60,7 +63,7 @@ _EXAMPLE = re.compile(r"(?:<!-- output: (hwinfo [^\n]*?) -->\n)?```text\n(.*?)\n
 
 def _examples() -> list[tuple[str, list[str]]]:
     found = []
-    for marked, body in _EXAMPLE.findall(README):
+    for marked, body in _EXAMPLE.findall(DOCUMENTATION):
         lines = body.split("\n")
         if " --prometheus " in lines[0]:
             continue  # the ledger's need a Prometheus: tests/deploy/test_ledger_end_to_end.py
@@ -113,3 +116,15 @@ def test_readme_examples_are_the_program_s_output() -> None:
         assert _shown_in(expected, output), (
             f"README example of `{command}` differs from its output:\n{run.stdout}{run.stderr}"
         )
+
+
+def test_the_readme_is_a_newcomer_s_page() -> None:
+    assert len(README.splitlines()) <= 400, "reference material belongs in docs/"
+
+
+def test_every_relative_link_of_the_documentation_resolves() -> None:
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, not there"

@@ -14,6 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "grafana" / "hwinfo.json"
 LAB_DASHBOARD = REPO / "grafana" / "lab.json"  # the ledger's
 README = REPO / "README.md"
+# The README and the reference pages under docs/, where most examples live.
+DOCUMENTATION = [README, *sorted((REPO / "docs").glob("*.md"))]
 DASHBOARDS = (DASHBOARD, LAB_DASHBOARD)
 ALERTS = REPO / "prometheus" / "hwinfo-alerts.yml"
 ALERT_TESTS = REPO / "prometheus" / "hwinfo-alerts.test.yml"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.artifacts import LAB_DASHBOARD, README, dashboard
+from tests.deploy.artifacts import DOCUMENTATION, LAB_DASHBOARD, dashboard
 from tests.deploy.ledger_stack import LAB, answer, hwinfo, lab
 from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
@@ -174,7 +174,7 @@ def test_the_lab_dashboard_counts_what_is_free(stack: Stack) -> None:
         "Free GPUs": 1, "Idle MIG devices": 1, "Hosts down or stale": 0}
 
 
-# The README's ledger examples: ```text blocks whose first line is "$ hwinfo usage|fleet
+# The ledger examples of the README and docs/: ```text blocks whose first line is "$ hwinfo usage|fleet
 # --prometheus URL ...". They are this lab's output; what depends on timing is masked before
 # comparing: the clock, the loopback ports Prometheus scrapes (so the hosts' order too), the
 # GPU-hours and kWh (how long the lab had run) and the total's mean utilization (the users'
@@ -203,7 +203,7 @@ def _masked(lines: list[str], sort: bool) -> list[str]:
 
 
 def test_readme_ledger_examples_are_this_lab_s_output(stack: Stack) -> None:
-    examples = _README_EXAMPLE.findall(README.read_text())
+    examples = [e for page in DOCUMENTATION for e in _README_EXAMPLE.findall(page.read_text())]
     assert {command.split()[1] for command, _ in examples} == {"usage", "fleet"}
     for command, shown in examples:
         argv = shlex.split(command)[1:]
@@ -212,5 +212,5 @@ def test_readme_ledger_examples_are_this_lab_s_output(stack: Stack) -> None:
         assert done.returncode == 0, done.stderr
         fleet = argv[0] == "fleet"
         assert _masked(shown.split("\n"), fleet) == _masked(done.stdout.rstrip("\n").split("\n"), fleet), (
-            f"the README's example of `{command}` is not this lab's output; it now reads:\n"
+            f"the documented example of `{command}` is not this lab's output; it now reads:\n"
             f"{done.stdout}")
