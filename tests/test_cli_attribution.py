@@ -8,32 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fixtures.cgroups import CASES
+from tests.fixtures.cgroups import CASE, attributed_tree, write_process
 from tests.fixtures.machines import MACHINES, write_tree
 
 HWINFO = [sys.executable, "-m", "hwinfo"]
-_CASE = {c.name.split(" ")[0]: c for c in CASES}
-
-
-def _process(root: Path, pid: int, uid: int, cmdline: str, cgroup: bytes) -> None:
-    proc = root / "proc" / str(pid)
-    proc.mkdir(parents=True)
-    (proc / "status").write_text(f"Name:\t{cmdline.split()[0]}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
-    (proc / "cmdline").write_bytes(cmdline.replace(" ", "\0").encode() + b"\0")
-    (proc / "cgroup").write_bytes(cgroup)
-
-
-def _tree(tmp_path: Path) -> Path:
-    """workstation-geforce's processes: Xorg (root) in a Docker container, maria's training
-    in a Slurm job, her Blender in a pod; gnome-shell is not in the tree (the scenario's)."""
-    root = write_tree(MACHINES["x86-2s-smt"], tmp_path)
-    (root / "etc").mkdir(exist_ok=True)
-    (root / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\nmaria:x:1000:1000::/h:/bin/sh\n")
-    _process(root, 1873, 0, "/usr/lib/xorg/Xorg vt2", _CASE["docker-cgroupfs-v1"].text.encode())
-    _process(root, 58812, 1000, "python train.py", _CASE["slurm-v2"].text.encode())
-    _process(root, 4120, 1000, "/opt/blender/blender", _CASE["kubernetes-cri-o-systemd-v1"].text.encode())
-    _process(root, 3391, 1000, "/usr/lib/firefox/firefox", b"\x00\xff" * 100)
-    return root
 
 
 def _report(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -43,7 +21,7 @@ def _report(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_carries_each_process_attribution(tmp_path: Path) -> None:
-    done = _report(_tree(tmp_path), "--format", "json")
+    done = _report(attributed_tree(tmp_path), "--format", "json")
     document = json.loads(done.stdout)
     procs = {p["pid"]: p for g in document["gpu"]["gpus"] for p in g["processes"] or ()}
     assert procs[58812]["attribution"]["slurm_job"] == "3385"
@@ -61,7 +39,7 @@ def test_json_carries_each_process_attribution(tmp_path: Path) -> None:
 
 
 def test_text_shows_the_job_in_the_process_table_and_the_rollup(tmp_path: Path) -> None:
-    text = _report(_tree(tmp_path)).stdout
+    text = _report(attributed_tree(tmp_path)).stdout
     rows = [line.split() for line in text.splitlines()]
     xorg = next(r for r in rows if "1873" in r)
     assert "docker:5dace3de0735" in xorg and "root" in xorg
@@ -84,8 +62,8 @@ def test_metrics_attribute_mig_devices_and_charge_containers(tmp_path: Path) -> 
     root = write_tree(MACHINES["x86-2s-smt"], tmp_path)
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\ncarol:x:1000:1000::/h:/bin/sh\n")
-    _process(root, 412300, 0, "python serve.py", _CASE["docker-cgroupfs-v1"].text.encode())
-    _process(root, 412307, 1000, "python train.py", _CASE["slurm-v2"].text.encode())
+    write_process(root, 412300, 0, "python serve.py", CASE["docker-cgroupfs-v1"].text.encode())
+    write_process(root, 412307, 1000, "python train.py", CASE["slurm-v2"].text.encode())
     done = subprocess.run([*HWINFO, "export", "--simulate", "dgx-a100-mig", "--root", str(root),
                            "--textfile", "-"], capture_output=True, text=True, timeout=60,
                           check=False)

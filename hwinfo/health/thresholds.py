@@ -39,8 +39,9 @@ def _number(low: float, high: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"expected a number, got {inputs.shown(value)}")
-        # NaN compares false with everything: it must be refused before the bounds are.
-        if not math.isfinite(value) or not low <= value <= high:
+        # NaN compares false with everything: it must be refused before the bounds are. An
+        # int is compared as it is: one of 400 digits does not fit a float.
+        if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
             raise ValueError(f"expected a number from {low:g} to {high:g}, "
                              f"got {inputs.shown(value)}")
         return float(value)

@@ -16,9 +16,19 @@ from pathlib import Path
 
 from conftest import require, require_tool
 
-from tests.deploy.prometheus_stack import free_port, wait_for
+from tests.deploy.prometheus_stack import wait_for
 
 NODE = "hwinfo-node"
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 now, all different (bound together, then let go): Slurm's
+    daemons take their ports from slurm.conf, so they cannot be given port 0."""
+    with ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 @dataclass
@@ -84,12 +94,13 @@ def slurm(workdir: Path) -> Iterator[Slurm]:
     key.chmod(0o600)
     socket_path = workdir / "munge" / "munge.sock"
     host = socket.gethostname().split(".")[0]
+    ctld_port, slurmd_port = free_ports(2)
     conf = workdir / "slurm.conf"
     conf.write_text("\n".join([
         "ClusterName=hwinfo",
         f"SlurmctldHost={host}(127.0.0.1)",
-        f"SlurmctldPort={free_port()}",
-        f"SlurmdPort={free_port()}",
+        f"SlurmctldPort={ctld_port}",
+        f"SlurmdPort={slurmd_port}",
         "SlurmUser=root",
         "SlurmdUser=root",
         "AuthType=auth/munge",

@@ -38,6 +38,7 @@ from tests.deploy.prometheus_stack import (
     wait_for,
 )
 from tests.exporter.serving import serving
+from tests.fixtures.cgroups import attributed_tree
 from tests.fixtures.machines import shared_tree
 
 SCRAPES_BEFORE_QUERYING = 3  # so that rate() and increase() over [1m] have samples
@@ -182,6 +183,12 @@ def test_every_metric_name_in_grafana_and_prometheus_is_exported(
             check=True, capture_output=True, timeout=60,
         )
         exported |= scraped_names(textfile.read_text())
+    # Series per job, pod and container exist where a GPU process's cgroup names one.
+    attributed = subprocess.run(
+        [sys.executable, "-m", "hwinfo", "export", "--simulate", "workstation-geforce", "--root",
+         str(attributed_tree(tmp_path / "attributed")), "--textfile", "-"],
+        check=True, capture_output=True, text=True, timeout=60)
+    exported |= scraped_names(attributed.stdout)
     assert all(METRIC_NAME.fullmatch(name) for name in exported if name.startswith("hwinfo"))
     used = metric_names_used()
     assert len(used) > 50
