@@ -58,11 +58,14 @@ def open_collector(
     if gpus:
         from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector
-        from hwinfo.collect.gpu.processes import local_owner, tree_owners
 
-        owners = scenario_owners(simulate) if simulate else local_owner
-        if simulate and processes_below_root:
-            owners = tree_owners(collector.root, owners)
+        owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+        if simulate:
+            from hwinfo.collect.gpu.processes import tree_owners
+
+            owners = scenario_owners(simulate)
+            if processes_below_root:
+                owners = tree_owners(collector.root, owners)
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples,

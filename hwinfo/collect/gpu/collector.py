@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu import nvml
-from hwinfo.collect.gpu.accounting import AccountedProcesses, read_accounting
-from hwinfo.collect.gpu.device import read_dynamic, read_static
-from hwinfo.collect.gpu.events import XidListener
-from hwinfo.collect.gpu.gpm import GpmReader, Key, attach
-from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
 from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
-from hwinfo.collect.gpu.processes import OwnerLookup, listed_processes, local_owner, user_rollup
 from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
+
+# The readers are imported once NVML has started: a machine without a driver (most of those
+# `hwinfo report` runs on in a lab's login nodes) pays for none of them at start-up.
+if TYPE_CHECKING:
+    from hwinfo.collect.gpu.accounting import AccountedProcesses
+    from hwinfo.collect.gpu.events import XidListener
+    from hwinfo.collect.gpu.gpm import GpmReader, Key
+    from hwinfo.collect.gpu.mig import GpuInstanceProfile
+    from hwinfo.collect.gpu.processes import OwnerLookup
 
 log = logging.getLogger("hwinfo.gpu")
 
@@ -45,24 +48,25 @@ class GpuCollector:
 
     def __init__(
         self,
-        owner_of: OwnerLookup = local_owner,
+        owner_of: OwnerLookup | None = None,
         with_processes: bool = True,
         with_commands: bool = False,
         between_samples: bool = False,
     ) -> None:
+        """`owner_of` names a process's owner; None: this machine's (processes.local_owner)."""
         self.owner_of = owner_of
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
         # samples; a one-shot report has no "between".
         self.between_samples = between_samples
-        self._accounted = AccountedProcesses(owner_of) if between_samples and with_processes else None
+        self._accounted: AccountedProcesses | None = None
+        self._gpm: GpmReader | None = None
         self._xids: XidListener | None = None
         self._started = False
         self._driver: dict[str, str | None] = {}
         self._static: dict[str, _Static] = {}
         self._uuid_at: dict[int, str] = {}  # index -> UUID last seen there, to name a lost GPU
-        self._gpm = GpmReader()
         self._activities: dict[Key, Activity] = {}
 
     def collect(self) -> GpuSystem:
@@ -73,6 +77,7 @@ class GpuCollector:
                 # Not started: the next sample tries again (a driver being reloaded comes back).
                 return GpuSystem(exc.status, str(exc), None, None, None)
             self._started = True
+            self._begin()
             self._driver = self._read_driver()
             if self.between_samples:
                 self._xids = self._start_listener()
@@ -81,6 +86,10 @@ class GpuCollector:
         except pynvml.NVMLError as exc:
             return GpuSystem("error", f"NVML cannot count the GPUs: {nvml.describe(exc)}",
                              **self._driver)
+        from hwinfo.collect.gpu.gpm import attach
+        from hwinfo.collect.gpu.processes import user_rollup
+
+        assert self._gpm is not None  # made by _begin() when NVML started
         self._activities = {}
         gpus = [self._gpu(index) for index in range(count)]
         self._activities.update(self._gpm.finish())
@@ -90,17 +99,33 @@ class GpuCollector:
             {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
         return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, **self._driver)
 
+    def _begin(self) -> None:
+        """The readers that keep state between samples, made once NVML has started."""
+        from hwinfo.collect.gpu.accounting import AccountedProcesses
+        from hwinfo.collect.gpu.gpm import GpmReader
+        from hwinfo.collect.gpu.processes import local_owner
+
+        if self.owner_of is None:
+            self.owner_of = local_owner
+        if self._gpm is None:
+            self._gpm = GpmReader()
+        if self._accounted is None and self.between_samples and self.with_processes:
+            self._accounted = AccountedProcesses(self.owner_of)
+
     def close(self) -> None:
         if self._xids is not None:
             self._xids.close()
             self._xids = None
         if self._started:
+            assert self._gpm is not None
             self._gpm.close()
             nvml.stop()
             self._started = False
 
     @staticmethod
     def _start_listener() -> XidListener | None:
+        from hwinfo.collect.gpu.events import XidListener
+
         try:
             return XidListener()
         except pynvml.NVMLError as exc:
@@ -122,6 +147,12 @@ class GpuCollector:
         }
 
     def _gpu(self, index: int) -> Gpu:
+        from hwinfo.collect.gpu.accounting import read_accounting
+        from hwinfo.collect.gpu.device import read_dynamic
+        from hwinfo.collect.gpu.mig import read_mig
+        from hwinfo.collect.gpu.processes import listed_processes
+
+        assert self._gpm is not None and self.owner_of is not None  # _begin() made them
         read = Reader()
         try:
             handle = function("nvmlDeviceGetHandleByIndex")(index)
@@ -174,6 +205,9 @@ class GpuCollector:
         )
 
     def _read_static(self, uuid: str, handle: Any) -> _Static:
+        from hwinfo.collect.gpu.device import read_static
+        from hwinfo.collect.gpu.mig import profile_table
+
         read = Reader()
         static = _Static(read_static(read, handle), read.unavailable, profile_table(handle))
         self._static[uuid] = static
