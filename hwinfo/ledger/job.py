@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
-from hwinfo.ledger.usage import ledger_group, smallest_fit, window
+from hwinfo.ledger.usage import ledger_group, plausible, smallest_fit, window
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
 # names it only where the environment was readable (slurm_array_task is not a label), so
@@ -121,7 +121,8 @@ def job(prometheus: Prometheus, job_id: str, since: float, until: float) -> Job:
     """The job's GPUs over the range; LedgerError when no GPU process of it was seen."""
     group = ledger_group(prometheus.rule_groups(), prometheus.url, queries.ATTRIBUTED_HELD_RECORD)
     span = window(until - since)
-    figures, offered = prometheus.queries(_queries(job_id, span), until)
+    figures, offered = (plausible(part, prometheus.url)
+                        for part in prometheus.queries(_queries(job_id, span), until))
     interval = group.interval_seconds
     gpus = _gpus(figures, interval)
     if not gpus:

@@ -64,3 +64,29 @@ def test_job_ids_are_digits(text: str) -> None:
 
 def test_job_id_is_read_as_slurm_numbers_it() -> None:
     assert job_id(" 0042 ") == "42"
+
+
+def test_an_absurd_figure_from_prometheus_is_one_line() -> None:
+    import json
+    import subprocess
+    import sys
+
+    from fixtures.loopback import serving
+
+    from hwinfo.ledger.queries import ATTRIBUTED_HELD_RECORD
+
+    rules = {"groups": [{"name": "hwinfo-ledger", "interval": 60,
+                         "rules": [{"name": ATTRIBUTED_HELD_RECORD}]}]}
+    vector = {"resultType": "vector", "result": [{"metric": {
+        "measure": "held", "slurm_job": "42", "job": "j", "instance": "h", "gpu": "0",
+        "uuid": "u", "model": "M"}, "value": [0, "1e308"]}]}
+
+    def answer(path: str) -> tuple[int, str, bytes]:
+        data = rules if "rules" in path else vector
+        return 200, "application/json", json.dumps({"status": "success", "data": data}).encode()
+
+    with serving(answer) as url:
+        done = subprocess.run([sys.executable, "-m", "hwinfo", "job", "42", "--prometheus", url],
+                              capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "absurd" in done.stderr

@@ -111,14 +111,19 @@ def _status_field(status: str, name: str) -> str | None:
 
 def _user_name(root: Root, uid: str) -> str:
     """The account's name from the tree's /etc/passwd, else this machine's; else the number
-    (as ps and psutil show a uid without a name)."""
-    for line in (root.read_text("etc/passwd") or "").splitlines():
+    (as ps and psutil show a uid without a name). A tree's unreadable passwd (a FIFO, a
+    directory) or a uid only Unicode calls a digit ('²') costs this name, never the GPUs."""
+    try:
+        passwd = root.read_text("etc/passwd") or ""
+    except RootError:
+        passwd = ""
+    for line in passwd.splitlines():
         fields = line.split(":")
         if len(fields) > 2 and fields[2] == uid and fields[0]:
             return fields[0]
     try:
         return pwd.getpwuid(int(uid[:10])).pw_name
-    except (KeyError, OverflowError):
+    except (KeyError, OverflowError, ValueError):
         return uid
 
 
