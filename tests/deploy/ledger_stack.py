@@ -1,5 +1,6 @@
 """A lab whose truth is known, for the ledger's end-to-end tests: simulated hosts written here,
-real `hwinfo serve` daemons, and a real Prometheus evaluating the shipped ledger rules."""
+real `hwinfo serve` daemons, and a real engine evaluating the shipped ledger rules: Prometheus,
+or VictoriaMetrics with vmalert."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from typing import Any
 
 from tests.deploy.artifacts import REPO
 from tests.deploy.prometheus_stack import Stack, prometheus_scraping
+from tests.deploy.victoria_stack import victoria_scraping
 from tests.exporter.serving import Daemon, serving
 
 LEDGER_RULES = REPO / "prometheus" / "hwinfo-ledger.yml"
 A100 = "A100-SXM4-80GB"
+# The engines the ledger is tested on (docs/ledger-engines.md).
+ENGINES = ("prometheus", "victoria-metrics")
 
 
 def _process(pid: int, user: str, mib: int) -> dict[str, Any]:
@@ -58,10 +62,10 @@ def rules_every_second(workdir: Path, **replace: str) -> Path:
 
 
 @contextmanager
-def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, **rules: str
-        ) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
-    """One `hwinfo serve` per host and a Prometheus with the ledger rules (texts in them
-    replaced as `rules_every_second` does), scraped enough."""
+def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, engine: str = "prometheus",
+        **rules: str) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
+    """One `hwinfo serve` per host and an engine (ENGINES) with the ledger rules (texts in
+    them replaced as `rules_every_second` does), scraped enough."""
     with ExitStack() as running:
         daemons = {}
         for name, scenario in hosts.items():
@@ -69,8 +73,9 @@ def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, **rules: str
             path.write_text(json.dumps(scenario))
             daemons[name] = running.enter_context(
                 serving("--simulate", str(path), "--interval", "0.5"))
-        stack = running.enter_context(prometheus_scraping(
-            list(daemons.values()), workdir / "prometheus",
+        scraping = victoria_scraping if engine == "victoria-metrics" else prometheus_scraping
+        stack = running.enter_context(scraping(
+            list(daemons.values()), workdir / engine,
             rule_files=[rules_every_second(workdir, **rules)]))
         stack.wait_until_scraped()
         yield stack, daemons

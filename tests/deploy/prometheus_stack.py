@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,17 @@ def listening_port(log: Path, process: subprocess.Popen[bytes], timeout: float =
         return int(match.group(1)) if match else None
 
     return wait_for(f"{log.name} to say where it listens", said, timeout)
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 now, all different (bound together, then let go), for daemons
+    that cannot be given port 0 (Slurm's take theirs from slurm.conf; VictoriaMetrics and
+    vmalert do not say which port they took)."""
+    with ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 def wait_for(what: str, check: Any, timeout: float = 20) -> Any:

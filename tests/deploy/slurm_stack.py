@@ -16,19 +16,9 @@ from pathlib import Path
 
 from conftest import require, require_tool
 
-from tests.deploy.prometheus_stack import wait_for
+from tests.deploy.prometheus_stack import free_ports, wait_for
 
 NODE = "hwinfo-node"
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports free on 127.0.0.1 now, all different (bound together, then let go): Slurm's
-    daemons take their ports from slurm.conf, so they cannot be given port 0."""
-    with ExitStack() as held:
-        socks = [held.enter_context(socket.socket()) for _ in range(count)]
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
 
 
 @dataclass
