@@ -20,6 +20,8 @@ from hwinfo.escape import unicode
 
 SERVICE = "Prometheus"
 MAX_RULE_INTERVAL_SECONDS = 86400.0
+# VictoriaMetrics answers a range selector's raw samples as application/stream+json.
+JSON_TYPES = ("application/json", "application/stream+json")
 
 
 class LedgerError(Exception):
@@ -68,7 +70,7 @@ class Prometheus:
         except urlfetch.FetchError as exc:
             raise LedgerError(str(exc)) from None
         kind = content_type.split(";")[0].strip().lower()
-        if kind != "application/json":
+        if kind not in JSON_TYPES:
             raise LedgerError(f"{target.url}: not {SERVICE}'s API (it answered {kind or 'no type'})")
         try:
             document = inputs.parse_json(body, target.url)
@@ -87,6 +89,20 @@ class Prometheus:
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             raise LedgerError(f"{self.url}: the answer to a query is not a vector")
         return list(_samples(data.get("result"), self.url))
+
+    def sample_times(self, expr: str, at: float) -> list[float]:
+        """The times of the samples a range selector finds at Unix time `at` (its matrix)."""
+        data = self._get("/api/v1/query", {"query": expr, "time": f"{at:.3f}"}, post=True)
+        result = data.get("result") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(result, list):
+            raise LedgerError(f"{self.url}: the answer to a range selector is not a matrix")
+        try:
+            times = [float(t) for series in result for t, _ in series["values"]]
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise LedgerError(f"{self.url}: a series of the answer is malformed") from None
+        if not all(math.isfinite(t) for t in times):
+            raise LedgerError(f"{self.url}: a sample time of the answer is not a number")
+        return times
 
     def queries(self, exprs: Sequence[str], at: float) -> list[list[Sample]]:
         """Several instant queries sent together (each keeps its own deadline); their vectors

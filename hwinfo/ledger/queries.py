@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hwinfo.ledger.rollup import ROLLUP_SUFFIX, Plan, over
+
 HELD_RECORD = "hwinfo:ledger_held:share"
 GPU_KEY = "job, instance, gpu, uuid"
 
@@ -72,26 +74,64 @@ def whole_gpus(window: str) -> str:
 # once, which on a 2-core machine takes a week of 100 hosts from 3.0 s to 1.8 s (more parts
 # gain nothing there).
 USAGE_PARTS = 3
+# The hourly roll-ups' names for what the ledger reads over a range (rollup.py).
+GPUS_ROLLUP = "hwinfo:ledger_gpus:info_1h"
+PEAK_ROLLUPS = {"hwinfo_gpu_user_memory_used_bytes": "hwinfo:ledger_user_memory:peak_bytes_1h",
+                ATTRIBUTED_MEMORY: "hwinfo:ledger_attributed_memory:peak_bytes_1h"}
+EVALUATIONS_ROLLUP = EVALUATIONS_RECORD + ROLLUP_SUFFIX
 
 
-def usage(by: str, window: str) -> list[str]:
+def summed(record: str, selector: str, plan: Plan) -> str:
+    """A recorded share summed over the plan's range, per series: roll-ups and minutes."""
+    return over(plan, lambda span, rolled: (
+        f"sum_over_time({record}{ROLLUP_SUFFIX if rolled else ''}{selector}{span})"))
+
+
+def peak(metric: str, selector: str, plan: Plan) -> str:
+    """A memory series' peak over the plan's range, per series."""
+    return over(plan, lambda span, rolled: (
+        f"max_over_time({PEAK_ROLLUPS[metric] if rolled else metric}{selector}{span})"))
+
+
+def seen_gpus(plan: Plan) -> str:
+    """Each GPU seen in the plan's range, with its model as a `model` label, value 1."""
+    return f"group by ({GPU_KEY}, model) (" + over(plan, lambda span, rolled: (
+        f"last_over_time({GPUS_ROLLUP}{span})" if rolled else
+        f'label_replace(last_over_time(hwinfo_gpu_info{span}), "model", "$1", "name", "(.*)")')
+    ) + ")"
+
+
+def _common(plan: Plan) -> dict[str, str]:
+    """The measures of every usage query: evaluations, the model map, and for each run of
+    roll-ups the difference between the evaluations they counted and the minute records
+    of their hours (0 unless a roll-up was made before late data arrived)."""
+    measures = {
+        "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan)}))",
+        "gpus": seen_gpus(plan),
+    }
+    for n, (hours, minutes) in enumerate(plan.checks()):
+        measures[f"check{n}"] = (f"abs(sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})) "
+                                 f"- sum(sum_over_time({EVALUATIONS_RECORD}{minutes})))")
+    return measures
+
+
+def usage(by: str, plan: Plan) -> list[str]:
     """Every figure of `hwinfo usage`, in USAGE_PARTS queries to send together: the recorded
     shares summed by `by` and the model; the raw series' figures per GPU and user, and each
     GPU with its model (`gpus`), which the client joins. A week of the model map costs as
     much as a week of one share record, so it is read once rather than once per raw measure
     (each join would read it again)."""
     keys = by if by == "model" else f"{by}, model"
-    measures = {name: f"sum by ({keys}) (sum_over_time({record}[{window}]))"
+    measures = {name: f"sum by ({keys}) ({summed(record, '', plan)})"
                 for name, record in SHARE_RECORDS.items()}
     per_gpu = f"{GPU_KEY}, user"
-    measures |= {name: f"sum by ({per_gpu}) (increase({counter}[{window}]))"
+    # Counters of short processes are read whole: their increase does not add up by hour.
+    measures |= {name: f"sum by ({per_gpu}) (increase({counter}{plan.whole}))"
                  for name, counter in ACCOUNTED_COUNTERS.items()}
-    measures["peak_memory"] = (
-        f"max by ({per_gpu}) (max_over_time(hwinfo_gpu_user_memory_used_bytes[{window}]))")
-    measures["unseen"] = f"sum by (instance, model) (sum_over_time({UNSEEN_RECORD}[{window}]))"
-    measures["evaluations"] = f"max(sum_over_time({EVALUATIONS_RECORD}[{window}]))"
-    measures["gpus"] = models(window)
-    return _parts(measures)
+    measures["peak_memory"] = (f"max by ({per_gpu}) "
+                               f"({peak('hwinfo_gpu_user_memory_used_bytes', '', plan)})")
+    measures["unseen"] = f"sum by (instance, model) ({summed(UNSEEN_RECORD, '', plan)})"
+    return _parts(measures | _common(plan))
 
 
 def _parts(measures: dict[str, str]) -> list[str]:
@@ -100,18 +140,16 @@ def _parts(measures: dict[str, str]) -> list[str]:
             for part in range(USAGE_PARTS)]
 
 
-def attributed_usage(label: str, window: str) -> list[str]:
+def attributed_usage(label: str, plan: Plan) -> list[str]:
     """usage() per Slurm job, pod or container (`label`: slurm_job, pod_uid, container_id):
     the attribution group's shares of the series that have one, and each one's peak memory
     on a GPU. NVML accounting knows no jobs: no accounted measures."""
     only = f'{{{label}!=""}}'
-    measures = {name: f"sum by ({label}, model) (sum_over_time({record}{only}[{window}]))"
+    measures = {name: f"sum by ({label}, model) ({summed(record, only, plan)})"
                 for name, record in ATTRIBUTED_RECORDS.items()}
     measures["peak_memory"] = (f"max by ({GPU_KEY}, {label}) "
-                               f"(max_over_time({ATTRIBUTED_MEMORY}{only}[{window}]))")
-    measures["evaluations"] = f"max(sum_over_time({EVALUATIONS_RECORD}[{window}]))"
-    measures["gpus"] = models(window)
-    return _parts(measures)
+                               f"({peak(ATTRIBUTED_MEMORY, only, plan)})")
+    return _parts(measures | _common(plan))
 
 
 def profiles(window: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hwinfo.ledger import queries
+from hwinfo.ledger import queries, rollup
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample
 
@@ -107,20 +107,44 @@ def window(seconds: float) -> str:
     return f"{max(1, round(seconds * 1000))}ms"
 
 
+def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: float,
+          interval: float) -> rollup.Plan:
+    """Whole hours from the hourly roll-ups where the engine records them, else minutes."""
+    minutes = rollup.minutes_only(since, until)
+    hourly = next((g for g in groups if queries.EVALUATIONS_ROLLUP in g.records), None)
+    if hourly is None or until - since < hourly.interval_seconds + interval:
+        return minutes
+    times = prometheus.sample_times(queries.EVALUATIONS_ROLLUP + minutes.whole, until)
+    return rollup.plan(times, since, until, hourly.interval_seconds, interval)
+
+
+def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float) -> list[Sample] | None:
+    """The measures of `usage`, or None where a run of roll-ups does not hold what the minute
+    records of its hours hold (made before late or backfilled data arrived)."""
+    label = _LABEL[by]
+    asked = (queries.attributed_usage(label, plan) if by in ATTRIBUTED_BY
+             else queries.usage(label, plan))
+    samples = plausible([s for part in prometheus.queries(asked, until) for s in part],
+                        prometheus.url)
+    checks = [s.value for s in samples if s.labels.get("measure", "").startswith("check")]
+    if len(checks) != len(plan.checks()) or any(value >= 0.5 for value in checks):
+        return None
+    return [s for s in samples if not s.labels.get("measure", "").startswith("check")]
+
+
 def usage(prometheus: Prometheus, since: float, until: float, by: str,
           prices: Prices | None = None, advise: bool = False) -> Ledger:
-    attributed = by in ATTRIBUTED_BY
-    group = ledger_group(prometheus.rule_groups(), prometheus.url,
-                         queries.ATTRIBUTED_HELD_RECORD if attributed else queries.HELD_RECORD)
+    groups = prometheus.rule_groups()
+    group = ledger_group(groups, prometheus.url, queries.ATTRIBUTED_HELD_RECORD
+                         if by in ATTRIBUTED_BY else queries.HELD_RECORD)
     interval = group.interval_seconds
     if until - since < interval:
         raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
                           f"interval ({interval:g} s): no figure can be told for it")
     span = window(until - since)
-    asked = (queries.attributed_usage(_LABEL[by], span) if attributed
-             else queries.usage(_LABEL[by], span))
-    samples = plausible([s for part in prometheus.queries(asked, until) for s in part],
-                        prometheus.url)
+    samples = _ask(prometheus, by, _plan(prometheus, groups, since, until, interval), until)
+    if samples is None:
+        samples = _ask(prometheus, by, rollup.minutes_only(since, until), until) or []
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")

@@ -48,11 +48,20 @@ LAB = {
 }
 
 
+# The hourly roll-ups' period in the tests, and how far before its evaluation an hour ends
+# (half the minute rules' interval, as shipped).
+ROLLUP_SECONDS = 10
+
+
 def rules_every_second(workdir: Path, **replace: str) -> Path:
-    """The shipped ledger rules, evaluated every second (and any other text replaced)."""
+    """The shipped ledger rules, evaluated every second, their roll-ups every ROLLUP_SECONDS
+    (and any other text replaced)."""
     text = LEDGER_RULES.read_text()
     text, count = re.subn(r"interval: 1m\b", "interval: 1s", text)
     assert count >= 1, "the ledger groups' interval is no longer `interval: 1m`"
+    text, hourly = re.subn(r"interval: 1h\b", f"interval: {ROLLUP_SECONDS}s", text)
+    text, windows = re.subn(r"\[1h\] offset 30s", f"[{ROLLUP_SECONDS}s] offset 500ms", text)
+    assert hourly == 1 and windows >= 1, "the roll-ups are no longer `interval: 1h`, `[1h] offset 30s`"
     for old, new in replace.items():
         assert old in text, f"{old!r} is not in {LEDGER_RULES}"
         text = text.replace(old, new)

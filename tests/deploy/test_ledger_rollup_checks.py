@@ -1,0 +1,38 @@
+"""`hwinfo usage` reads the hourly roll-ups, and only those that hold what the minute records
+of their hours hold: each lab's rules are altered so that using a roll-up shows."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.deploy.ledger_stack import LAB, ROLLUP_SECONDS, lab
+from tests.deploy.test_ledger_rollups import minute_sums, usage, wait_for_rollups
+
+HELD_ROLLUP = f"sum_over_time(hwinfo:ledger_held:share[{ROLLUP_SECONDS}s] offset 500ms)"
+COUNT_ROLLUP = f"sum_over_time(hwinfo:ledger_evaluations:count[{ROLLUP_SECONDS}s] offset 500ms)"
+
+
+def held(tmp_path: Path, **rules: str) -> tuple[float, float]:
+    """erin's held GPU-seconds over a range as `usage` tells them, and as the minute records do."""
+    with lab(tmp_path, {"idle": LAB["idle"]}, **rules) as (stack, _):
+        wait_for_rollups(stack)
+        until = time.time() - 2
+        return (usage(stack, until)["erin"]["held_gpu_seconds"],
+                minute_sums(stack, "hwinfo:ledger_held:share", until)["erin"])
+
+
+def test_usage_reads_whole_hours_from_the_roll_ups(tmp_path: Path) -> None:
+    told, truth = held(tmp_path, **{HELD_ROLLUP: f"2 * {HELD_ROLLUP}"})
+    # Two or three of the range's 3.5 "hours" counted twice.
+    assert 2 / 3.5 - 1e-9 <= told / truth - 1 <= 3 / 3.5 + 1e-9
+
+
+def test_a_roll_up_that_misses_minute_records_is_not_used(tmp_path: Path) -> None:
+    # Each hour's count is one evaluation more than its minute records hold (as when they
+    # arrive after the roll-up was made): its held figure is not trusted either.
+    told, truth = held(tmp_path, **{HELD_ROLLUP: f"2 * {HELD_ROLLUP}",
+                                    COUNT_ROLLUP: f"{COUNT_ROLLUP} + 1"})
+    assert told == pytest.approx(truth, rel=1e-9)

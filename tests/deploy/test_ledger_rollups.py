@@ -1,0 +1,70 @@
+"""The hourly roll-ups on both engines: a range read from roll-ups and minute records gives
+what the minute records alone give, to the last evaluation (roll-ups every 10 s here)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.deploy.ledger_stack import ENGINES, ROLLUP_SECONDS, answer, lab
+from tests.deploy.prometheus_stack import Stack, wait_for
+
+# Three hours of roll-ups and then some: the range below holds at least two whole ones.
+RANGE_SECONDS = 3.5 * ROLLUP_SECONDS
+ROLLUPS_FIRST = 4
+
+
+def wait_for_rollups(stack: Stack) -> None:
+    """Until every holding has had its held time rolled up ROLLUPS_FIRST times, so that the
+    range lies after the lab's start: on VictoriaMetrics a new series becomes searchable a
+    few seconds after it is written, which a roll-up every 10 s (of records half a second
+    old; 30 s as shipped) can miss."""
+    window = f"{round((ROLLUPS_FIRST + 0.5) * ROLLUP_SECONDS)}s"
+    wait_for(f"{ROLLUPS_FIRST} roll-ups of every holding", lambda: stack.query(
+        f"min(count_over_time(hwinfo:ledger_held:share_1h[{window}])) >= {ROLLUPS_FIRST}"),
+        timeout=(ROLLUPS_FIRST + 3) * ROLLUP_SECONDS + 30)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[Stack]:
+    with lab(tmp_path_factory.mktemp("rollups"), engine=request.param) as (running, _):
+        wait_for_rollups(running)
+        yield running
+
+
+def minute_sums(stack: Stack, record: str, until: float) -> dict[str, float]:
+    """Each user's sum of one minute record over the range: the truth, read without roll-ups."""
+    data = stack.api("/api/v1/query", {
+        "query": f"sum by (user) (sum_over_time({record}[{round(RANGE_SECONDS * 1000)}ms]))",
+        "time": f"{until:.3f}"}, post=True)
+    return {series["metric"]["user"]: float(series["value"][1]) for series in data["result"]}
+
+
+def usage(stack: Stack, until: float) -> dict[str, Any]:
+    document = answer("usage", "--prometheus", stack.prometheus,
+                      "--since", f"{round(RANGE_SECONDS * 1000)}ms", "--until", f"{until:.3f}")
+    return {row["user"]: row for row in document["rows"]}
+
+
+def test_roll_ups_and_minutes_give_what_minutes_alone_give(stack: Stack) -> None:
+    until = time.time() - 2  # records of the last moments may still be arriving
+    rows = usage(stack, until)
+    for field, record in (("held_gpu_seconds", "hwinfo:ledger_held:share"),
+                          ("busy_gpu_seconds", "hwinfo:ledger_busy:share"),
+                          ("idle_held_gpu_seconds", "hwinfo:ledger_idle:share"),
+                          ("unknown_gpu_seconds", "hwinfo:ledger_unknown:share"),
+                          ("energy_joules", "hwinfo:ledger_power:watts")):
+        truth = minute_sums(stack, record, until)
+        assert truth, record
+        for user, seconds in truth.items():
+            assert rows[user][field] == pytest.approx(seconds, rel=1e-9), (user, field)
+    assert rows["erin"]["peak_memory_bytes"] == 9000 * 2**20
+    # The range did read roll-ups: at least two of them lie inside it.
+    inside = stack.api("/api/v1/query", {
+        "query": f"count_over_time(hwinfo:ledger_evaluations:count_1h[{round(RANGE_SECONDS)}s])",
+        "time": f"{until:.3f}"}, post=True)["result"]
+    assert float(inside[0]["value"][1]) >= 2
