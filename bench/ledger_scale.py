@@ -1,22 +1,25 @@
-"""The ledger at scale, on the engine we chose: a week of a 100-host lab in a real Prometheus.
+"""The ledger at scale, on the engine we chose: months of labs of 10 to 100 hosts in a real
+Prometheus, and the current state of 1,000 hosts.
 
-    .venv/bin/python bench/ledger_scale.py                       # 100 hosts x 8 GPUs x 7 days
-    .venv/bin/python bench/ledger_scale.py --hosts 5 --days 1    # a quick look
+    .venv/bin/python bench/ledger_scale.py                              # all of it (about an hour)
+    .venv/bin/python bench/ledger_scale.py --hosts 5 --days 1 --fleet-hosts 50   # a quick look
 
-1. Writes the series `hwinfo serve` exports that the ledger reads, at 60 s resolution, for a
-   lab whose users come and go: each GPU (or MIG device, on every tenth host) is held in
-   sessions of a few hours by one of 40 users, busy or (one session in five) held idle, with
-   free gaps between. One OpenMetrics file per 2-hour block, so that promtool parses each
-   sample once (`promtool tsdb create-blocks-from openmetrics` re-reads its whole input for
-   every block it cuts).
+For each lab size (--hosts, default 10, 30 and 100 hosts of 8 GPUs, --days of history):
+1. Writes the series `hwinfo serve` exports that the ledger rules read, at 60 s resolution,
+   for a lab whose users come and go: each GPU (or MIG device, on every tenth host) is held
+   in sessions of a few hours by one of 40 users, busy or (one session in five) held idle,
+   with free gaps between; what only `fleet` reads (current state) for the last 2 hours.
+   One OpenMetrics file per 2-hour block, so that promtool parses each sample once.
 2. Backfills them, starts Prometheus on the blocks, and backfills the shipped ledger rules
-   with `promtool tsdb create-blocks-from rules`, one layer at a time: a rule that reads
-   another recorded series needs that series backfilled first.
+   with `promtool tsdb create-blocks-from rules`, one layer at a time (a rule that reads
+   another recorded series needs that series backfilled first), the hourly roll-ups last.
 3. Waits until Prometheus has compacted the backfilled blocks (a lab's Prometheus did that
-   long ago), then times `hwinfo usage --since 7d` and `hwinfo fleet` as fresh processes
-   (targets 2 s and 0.5 s), and prints the TSDB's size and series count.
+   long ago), then times `hwinfo usage --since 7d` and `--since 30d` as fresh processes, and
+   checks the held GPU-hours against the generated truth.
+Then the same for --fleet-hosts hosts (default 1,000) with 2 hours of data, timing `hwinfo
+fleet --need-memory 40GiB`. It ends with the growth table docs/benchmarks.md quotes.
 
-The week ends an hour after the benchmark starts, so that at the time `fleet` is timed the
+The history ends an hour after the benchmark starts, so that at the time `fleet` is timed the
 hosts have current data, as a live fleet would.
 """
 
@@ -103,9 +106,10 @@ def gpu_labels(host: int, gpu: int) -> str:
     return f'job="hwinfo",instance="{instance(host)}",gpu="{gpu}",uuid="{uuid(host, gpu)}"'
 
 
-def families(devices: list[Device], hosts: int, gpus: int,
-             first: int, count: int, start: float) -> Iterator[tuple[str, Iterator[str]]]:
-    """(metric name, its sample lines) for minutes first .. first+count of the week."""
+def families(devices: list[Device], hosts: int, gpus: int, first: int, count: int,
+             start: float, current: bool) -> Iterator[tuple[str, Iterator[str]]]:
+    """(metric name, its sample lines) for minutes first .. first+count of the history; with
+    `current`, the series only `fleet` reads too."""
     minutes = range(first, first + count)
 
     def ts(i: int) -> str:
@@ -121,7 +125,6 @@ def families(devices: list[Device], hosts: int, gpus: int,
     host_labels = [f'job="hwinfo",instance="{instance(h)}"' for h in range(hosts)]
 
     yield "up", (line for labels in host_labels for line in constant(labels, 1))
-    yield "hwinfo_gpus", (line for labels in host_labels for line in constant(labels, gpus))
     yield "hwinfo_collection_stalled", (line for labels in host_labels
                                         for line in constant(f'{labels},source="gpu"', 0))
     yield "hwinfo_last_success_timestamp_seconds", (
@@ -130,17 +133,11 @@ def families(devices: list[Device], hosts: int, gpus: int,
         f'{gpu_labels(h, g)},name="{MODEL}",architecture="ampere",driver_version="550.54.15"', 1))
     yield "hwinfo_gpu_mig_enabled", (line for h, g in gpu_keys
                                      for line in constant(gpu_labels(h, g), int(h in mig_hosts)))
-    yield "hwinfo_gpu_lost", (line for h, g in gpu_keys for line in constant(gpu_labels(h, g), 0))
-    yield "hwinfo_gpu_memory_total_bytes", (line for h, g in gpu_keys
-                                            for line in constant(gpu_labels(h, g), 80 * GIB))
     yield "hwinfo_gpu_power_draw_watts", (
         f"{{{gpu_labels(d.host, d.gpu)}}} {60 + 300 * (d.held[i][1] if d.held[i] else 0):.1f} {ts(i)}"
         for d in whole for i in minutes)
     yield "hwinfo_gpu_utilization_ratio", (
         f"{{{gpu_labels(d.host, d.gpu)}}} {d.held[i][1] if d.held[i] else 0:.3f} {ts(i)}"
-        for d in whole for i in minutes)
-    yield "hwinfo_gpu_processes", (
-        f"{{{gpu_labels(d.host, d.gpu)}}} {1 if d.held[i] else 0} {ts(i)}"
         for d in whole for i in minutes)
     yield "hwinfo_gpu_user_memory_used_bytes", (
         f'{{{gpu_labels(d.host, d.gpu)},user="{d.held[i][0]}"}} {d.held[i][2]:.0f} {ts(i)}'
@@ -150,19 +147,27 @@ def families(devices: list[Device], hosts: int, gpus: int,
     def mig_labels(d: Device) -> str:
         return f'{gpu_labels(d.host, d.gpu)},gpu_instance_id="{d.gi}",compute_instance_id="0"'
 
+    yield "hwinfo_mig_device_gpu_share_ratio", (line for d in mig for line in constant(
+        f'{mig_labels(d)},profile="{layout[d.gi or 0][0]}"', layout[d.gi or 0][1]))
+    yield "hwinfo_mig_device_user_memory_used_bytes", (
+        f'{{{mig_labels(d)},user="{d.held[i][0]}"}} {d.held[i][2]:.0f} {ts(i)}'
+        for d in mig for i in minutes if d.held[i])
+    if not current:
+        return
+    yield "hwinfo_gpus", (line for labels in host_labels for line in constant(labels, gpus))
+    yield "hwinfo_gpu_lost", (line for h, g in gpu_keys for line in constant(gpu_labels(h, g), 0))
+    yield "hwinfo_gpu_memory_total_bytes", (line for h, g in gpu_keys
+                                            for line in constant(gpu_labels(h, g), 80 * GIB))
+    yield "hwinfo_gpu_processes", (f"{{{gpu_labels(d.host, d.gpu)}}} {1 if d.held[i] else 0} {ts(i)}"
+                                   for d in whole for i in minutes)
     yield "hwinfo_mig_device_info", (line for d in mig for line in constant(
         f'{mig_labels(d)},mig_index="{d.gi}",mig_uuid="MIG-{d.host:04x}{d.gpu:04x}{d.gi:04x}",'
         f'profile="{layout[d.gi or 0][0]}"', 1))
-    yield "hwinfo_mig_device_gpu_share_ratio", (line for d in mig for line in constant(
-        f'{mig_labels(d)},profile="{layout[d.gi or 0][0]}"', layout[d.gi or 0][1]))
     yield "hwinfo_mig_gpu_instance_memory_total_bytes", (line for d in mig for line in constant(
         f'{gpu_labels(d.host, d.gpu)},gpu_instance_id="{d.gi}",profile="{layout[d.gi or 0][0]}"',
         layout[d.gi or 0][2]))
     yield "hwinfo_mig_device_processes", (
         f"{{{mig_labels(d)}}} {1 if d.held[i] else 0} {ts(i)}" for d in mig for i in minutes)
-    yield "hwinfo_mig_device_user_memory_used_bytes", (
-        f'{{{mig_labels(d)},user="{d.held[i][0]}"}} {d.held[i][2]:.0f} {ts(i)}'
-        for d in mig for i in minutes if d.held[i])
     mig_gpus = [(h, g) for h, g in gpu_keys if h in mig_hosts]
     for name, index in (("hwinfo_mig_profile_free_instances", 1),
                         ("hwinfo_mig_profile_memory_bytes", 2),
@@ -182,11 +187,11 @@ def expected_held_hours(devices: list[Device], start: float, since: float, until
 
 
 def write_block(path: Path, devices: list[Device], hosts: int, gpus: int,
-                first: int, count: int, start: float) -> int:
+                first: int, count: int, start: float, current: bool) -> int:
     """One OpenMetrics file of `count` minutes; the number of samples written."""
     samples = 0
     with path.open("w") as out:
-        for name, lines in families(devices, hosts, gpus, first, count, start):
+        for name, lines in families(devices, hosts, gpus, first, count, start, current):
             out.write(f"# TYPE {name} gauge\n")
             for line in lines:
                 out.write(f"{name}{line}\n")
@@ -266,19 +271,20 @@ class Prometheus:
 
 def rule_layers(workdir: Path) -> list[Path]:
     """The ledger's recording rules in files that promtool can backfill one after another:
-    each file's rules read only raw series and rules of earlier files."""
-    group = next(g for g in yaml.safe_load(RULES.read_text())["groups"] if g["name"] == "hwinfo-ledger")
-    rules = [r for r in group["rules"] if "record" in r]
-    names = {r["record"] for r in rules}
-    done: set[str] = set()
+    each file's rules read only raw series and rules of earlier files (each group keeps its
+    interval: the roll-ups are evaluated hourly)."""
     layers = []
-    while len(done) < len(rules):
-        ready = [r for r in rules if r["record"] not in done
-                 and set(re.findall(r"hwinfo:[a-z_]+:[a-z_]+", r["expr"])) & names <= done]
-        path = workdir / f"rules-{len(layers)}.yml"
-        path.write_text(yaml.safe_dump({"groups": [{**group, "rules": ready}]}))
-        layers.append(path)
-        done |= {r["record"] for r in ready}
+    done: set[str] = set()
+    for group in yaml.safe_load(RULES.read_text())["groups"]:
+        rules = [r for r in group["rules"] if "record" in r]
+        names = {r["record"] for r in rules}
+        while not names <= done:
+            ready = [r for r in rules if r["record"] not in done
+                     and set(re.findall(r"hwinfo:[a-z_0-9]+:[a-z_0-9]+", r["expr"])) & names <= done]
+            path = workdir / f"rules-{len(layers)}.yml"
+            path.write_text(yaml.safe_dump({"groups": [{**group, "rules": ready}]}))
+            layers.append(path)
+            done |= {r["record"] for r in ready}
     return layers
 
 
@@ -292,90 +298,130 @@ def size_mib(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
+def backfill(workdir: Path, hosts: int, gpus: int, days: float) -> tuple[Prometheus, list[Device], float]:
+    """A lab's history written, backfilled with its ledger rules, and compacted: a running
+    Prometheus over it (with the shipped rules loaded), its devices and its start."""
+    data, staging = workdir / "data", workdir / "staging"
+    for path in (data, staging):
+        path.mkdir(parents=True, exist_ok=True)
+    minutes = round(days * 1440)
+    # The history ends an hour from now, on a block boundary as promtool cuts them.
+    end = (int(time.time()) + 3600) // BLOCK * BLOCK + BLOCK
+    start = end - minutes * STEP
+    print(f"ledger scale: {hosts} hosts x {gpus} GPUs x {days:g} days at {STEP} s "
+          f"(every tenth host MIG), in {workdir}", flush=True)
+    began = time.monotonic()
+    devices = lab(hosts, gpus, minutes)
+    per_block = BLOCK // STEP
+    samples, files = 0, []
+    for n, first in enumerate(range(0, minutes, per_block)):
+        path = staging / f"{n:04d}.om"
+        count = min(per_block, minutes - first)
+        samples += write_block(path, devices, hosts, gpus, first, count, start,
+                               current=first + count == minutes)
+        files.append(path)
+    print(f"  wrote {samples:,} samples in {len(files)} files: {time.monotonic() - began:.0f} s",
+          flush=True)
+
+    began = time.monotonic()
+
+    def openmetrics(path: Path) -> None:
+        run("promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(path), str(data))
+        path.unlink()
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(openmetrics, files))
+    print(f"  promtool create-blocks-from openmetrics: {time.monotonic() - began:.0f} s", flush=True)
+
+    prometheus = Prometheus(data)
+    began = time.monotonic()
+    for layer in rule_layers(workdir):
+        prometheus.start()
+        output = workdir / f"{layer.stem}-blocks"
+        run("promtool", "tsdb", "create-blocks-from", "rules", "-q", f"--url={prometheus.url}",
+            f"--start={start}", f"--end={end}", f"--output-dir={output}", str(layer))
+        prometheus.stop()
+        move_blocks(output, data)
+    print(f"  promtool create-blocks-from rules (the ledger rules, in layers): "
+          f"{time.monotonic() - began:.0f} s", flush=True)
+    # The shipped rules, as a lab runs them: `usage` reads their intervals from Prometheus.
+    prometheus.start(RULES)
+    began = time.monotonic()
+    prometheus.settle()
+    print(f"  Prometheus compacted the backfilled blocks: {time.monotonic() - began:.0f} s")
+    series = int(float(prometheus.query("count({__name__=~'.+'})")[0]["value"][1]))
+    print(f"  TSDB: {size_mib(data):,.0f} MiB, {series:,} series", flush=True)
+    return prometheus, devices, start
+
+
+HWINFO = [sys.executable, "-m", "hwinfo"]
+TARGETS = {"7d": 0.5, "30d": 1.0}  # usage over 100 hosts
+
+
+def time_usage(prometheus: Prometheus, devices: list[Device], start: float, days: float,
+               runs: int) -> dict[str, float]:
+    """`usage --since` 7d and 30d (those the history covers): medians, held checked."""
+    medians = {}
+    for since, span_days in (("7d", 7), ("30d", 30)):
+        if span_days > days:
+            continue
+        argv = [*HWINFO, "usage", "--prometheus", prometheus.url, "--since", since]
+        med, lo, hi = median_wall(argv, runs)
+        medians[since] = med
+        until = time.time()
+        shown = subprocess.run([*argv, "--until", f"{until:.0f}", "--format", "json"],
+                               capture_output=True, text=True, check=True)
+        held = json.loads(shown.stdout)["totals"]["held_gpu_seconds"] / 3600
+        truth = expected_held_hours(devices, start, until - span_days * 86400, until)
+        # Backfilled series have no staleness markers: a session's last sample still counts for
+        # Prometheus's 5-minute lookback after it ends (a scraped series is marked stale at once).
+        print(f"  hwinfo usage --since {since:<4} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}); "
+              f"held GPU-hours {held:,.1f}, the generated lab {truth:,.1f} ({(held - truth) / truth:+.2%})",
+              flush=True)
+    return medians
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--hosts", default="10,30,100", help="lab sizes, comma-separated")
     parser.add_argument("--gpus", type=int, default=8)
-    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--days", type=float, default=30)
+    parser.add_argument("--fleet-hosts", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each command")
     parser.add_argument("--keep", type=Path, help="work here and keep the data (default: a temporary directory)")
     args = parser.parse_args()
-    workdir = args.keep or Path(tempfile.mkdtemp(prefix="hwinfo-ledger-scale-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    data, staging = workdir / "data", workdir / "staging"
-    for path in (data, staging):
-        path.mkdir(exist_ok=True)
-    minutes = args.days * 1440
-    # The week ends an hour from now, on a block boundary as promtool cuts them.
-    end = (int(time.time()) + 3600) // BLOCK * BLOCK + BLOCK
-    start = end - minutes * STEP
-    print(f"ledger scale: {args.hosts} hosts x {args.gpus} GPUs x {args.days} days at {STEP} s "
-          f"(every tenth host MIG), in {workdir}")
-    hwinfo = [sys.executable, "-m", "hwinfo"]
-    prometheus = Prometheus(data)
+    root = args.keep or Path(tempfile.mkdtemp(prefix="hwinfo-ledger-scale-"))
+    table: dict[int, dict[str, float]] = {}
     try:
-        began = time.monotonic()
-        devices = lab(args.hosts, args.gpus, minutes)
-        per_block = BLOCK // STEP
-        samples = 0
-        files = []
-        for n, first in enumerate(range(0, minutes, per_block)):
-            path = staging / f"{n:04d}.om"
-            samples += write_block(path, devices, args.hosts, args.gpus, first,
-                                   min(per_block, minutes - first), start)
-            files.append(path)
-        print(f"  wrote {samples:,} samples in {len(files)} files: {time.monotonic() - began:.0f} s")
-
-        began = time.monotonic()
-
-        def backfill(path: Path) -> None:
-            run("promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(path), str(data))
-            path.unlink()
-
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            list(pool.map(backfill, files))
-        print(f"  promtool create-blocks-from openmetrics: {time.monotonic() - began:.0f} s")
-
-        began = time.monotonic()
-        for layer in rule_layers(workdir):
-            prometheus.start()
-            output = workdir / f"{layer.stem}-blocks"
-            run("promtool", "tsdb", "create-blocks-from", "rules", "-q", f"--url={prometheus.url}",
-                f"--start={start}", f"--end={end}", f"--output-dir={output}", str(layer))
+        for hosts in (int(n) for n in args.hosts.split(",")):
+            prometheus, devices, start = backfill(root / f"{hosts}-hosts", hosts, args.gpus, args.days)
+            try:
+                table[hosts] = time_usage(prometheus, devices, start, args.days, args.runs)
+            finally:
+                prometheus.stop()
+            if args.keep is None:
+                shutil.rmtree(root / f"{hosts}-hosts", ignore_errors=True)
+        prometheus, _, _ = backfill(root / "fleet", args.fleet_hosts, args.gpus, 2 / 24)
+        try:
+            fleet = median_wall([*HWINFO, "fleet", "--prometheus", prometheus.url,
+                                 "--need-memory", "40GiB"], args.runs)
+        finally:
             prometheus.stop()
-            move_blocks(output, data)
-        print(f"  promtool create-blocks-from rules (the ledger rules, in layers): "
-              f"{time.monotonic() - began:.0f} s")
-
-        # The shipped rules, as a lab runs them: `usage` reads their interval from Prometheus.
-        # Their live evaluations while the commands are timed add a minute or two to a week.
-        prometheus.start(RULES)
-        began = time.monotonic()
-        prometheus.settle()
-        print(f"  Prometheus compacted the backfilled blocks: {time.monotonic() - began:.0f} s")
-        series = int(float(prometheus.query("count({__name__=~'.+'})")[0]["value"][1]))
-        print(f"  TSDB: {size_mib(data):,.0f} MiB, {series:,} series")
-        url = ["--prometheus", prometheus.url]
-        usage = median_wall([*hwinfo, "usage", *url, "--since", f"{args.days}d"], args.runs)
-        fleet = median_wall([*hwinfo, "fleet", *url, "--need-memory", "40GiB"], args.runs)
-        for name, (med, lo, hi), target in ((f"hwinfo usage --since {args.days}d", usage, 2.0),
-                                            ("hwinfo fleet --need-memory 40GiB", fleet, 0.5)):
-            print(f"  {name:<36} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}), "
-                  f"target {target:g} s: {'ok' if med <= target else 'OVER'}")
-        until = time.time()
-        shown = subprocess.run([*hwinfo, "usage", *url, "--since", f"{args.days}d", "--until",
-                                f"{until:.0f}", "--format", "json"],
-                               capture_output=True, text=True, check=True)
-        held = json.loads(shown.stdout)["totals"]["held_gpu_seconds"] / 3600
-        truth = expected_held_hours(devices, start, until - args.days * 86400, until)
-        # Backfilled series have no staleness markers: a session's last sample still counts for
-        # Prometheus's 5-minute lookback after it ends (a scraped series is marked stale at once).
-        print(f"  held GPU-hours: usage says {held:,.1f}, the generated lab holds {truth:,.1f} "
-              f"({(held - truth) / truth:+.2%}; backfill has no staleness markers)")
+        print(f"\n| hosts x {args.gpus} GPUs | " + " | ".join(f"usage --since {s}" for s in TARGETS) + " |")
+        print("|---|" + "---|" * len(TARGETS))
+        for hosts, medians in table.items():
+            print(f"| {hosts} | " + " | ".join(
+                f"{medians[s]:.2f} s" if s in medians else "" for s in TARGETS) + " |")
+        print(f"\nhwinfo fleet --need-memory 40GiB over {args.fleet_hosts} hosts: median "
+              f"{fleet[0]:.2f} s (min {fleet[1]:.2f}, max {fleet[2]:.2f}), target 0.5 s")
+        for since, target in TARGETS.items():
+            if 100 in table and since in table[100]:
+                verdict = "ok" if table[100][since] <= target else "OVER"
+                print(f"usage --since {since} over 100 hosts: {table[100][since]:.2f} s, "
+                      f"target {target:g} s: {verdict}")
     finally:
-        prometheus.stop()
         if args.keep is None:
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
