@@ -125,16 +125,18 @@ class MigTable:
     def can_coexist(self, profiles: Iterable[GpuInstanceProfile]) -> bool:
         """Whether GPU instances of these profiles can exist together (placements aside).
 
-        A board has as many copy, decode, encode, JPEG and OFA engines as its largest
-        instance gets, and instances do not share them: so one 1g+me at a time (MIG User
-        Guide), and on A30 a 1g.6gb+me and a 2g.12gb+me never together (one OFA). Some
-        branches also refuse pairs of profiles (A100 4g with 3g before R510).
+        Instances do not share copy, decode, encode, JPEG and OFA engines, and a board has at
+        least as many of each as one profile's instances take together, its largest instance
+        or all of its most numerous (B200: seven 1g with a decoder each, where the guide gives
+        the 7g one): so one 1g+me at a time (MIG User Guide), and on A30 a 1g.6gb+me and a
+        2g.12gb+me never together (one OFA). Some branches also refuse pairs of profiles
+        (A100 4g with 3g before R510).
         """
         # Unknown: that the driver refuses exactly these engine mixes; no listing of a
         # refused create was found. On RTX PRO 6000 it pairs +me.all with -me instances.
         chosen = list(profiles)
         for attr in _ENGINE_ATTRS:
-            budget = max(getattr(p, attr) for p in self.profiles)
+            budget = max(getattr(p, attr) * p.instance_count for p in self.profiles)
             if sum(getattr(p, attr) for p in chosen) > budget:
                 return False
         ids = {p.id for p in chosen}
@@ -415,29 +417,32 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (36, 4, 4, 0, 4, 0),
         "7g": (78, 8, 7, 0, 7, 1),
     },
-    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2);
-    # MIG User Guide table 9: CE 6/8/16 for 3g/4g/7g, OFA only on 1g+me and 7g. (The guide
-    # lists 1 NVDEC / 1 JPEG and 3 CE for every row up to 2g, which the `-lgip` contradicts.)
-    # Unknown: 3g/4g/7g SMs (60/72 and the whole GPU's 148) and DEC/JPG (one per slice).
+    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2):
+    # real listings win where they exist, so 2g.45gb has 2 NVDEC / 2 JPEG / 4 CE where the MIG
+    # User Guide's B200 table (R580 and current) says 1 / 1 / 3. The guide for the rows no
+    # listing shows: one NVDEC and one JPEG on 1g+me, 3g, 4g and 7g; CE 6/8/16 for 3g/4g/7g;
+    # OFA only on 1g+me and 7g.
+    # Unknown: 3g/4g/7g SMs (60/72 and the whole GPU's 148).
     "b200": {
-        "1g": (18, 2, 1, 0, 1, 0),
-        "1g+me": (18, 2, 1, 0, 1, 1),
-        "1g2x": (30, 2, 1, 0, 1, 0),
-        "2g": (36, 4, 2, 0, 2, 0),
-        "3g": (60, 6, 3, 0, 3, 0),
-        "4g": (72, 8, 4, 0, 4, 0),
-        "7g": (148, 16, 7, 0, 7, 1),
+        "1g": (18, 2, 1, 0, 1, 0),  # gpu-operator #1351 `-lgip`
+        "1g+me": (18, 2, 1, 0, 1, 1),  # MIG User Guide (SMs as 1g)
+        "1g2x": (30, 2, 1, 0, 1, 0),  # gpu-operator #1351 `-lgip`
+        "2g": (36, 4, 2, 0, 2, 0),  # gpu-operator #1351 `-lgip`
+        "3g": (60, 6, 1, 0, 1, 0),  # MIG User Guide
+        "4g": (72, 8, 1, 0, 1, 0),  # MIG User Guide
+        "7g": (148, 16, 1, 0, 1, 1),  # MIG User Guide
     },
     # GB200: mig-parted #227 `-lgip` of a production board (1g 18/2/1/0/1/0, 1g.47gb 32,
-    # 2g 38/4/2/0/2). Unknown: 3g, 4g and 7g rows, taken like B200's, 7g SMs 152.
+    # 2g 38/4/2/0/2). Unknown: 3g, 4g and 7g rows (no GB200 table in the guide), taken like
+    # B200's; 7g SMs 152.
     "gb200": {
         "1g": (18, 2, 1, 0, 1, 0),
         "1g+me": (18, 2, 1, 0, 1, 1),
         "1g2x": (32, 2, 1, 0, 1, 0),
         "2g": (38, 4, 2, 0, 2, 0),
-        "3g": (66, 6, 3, 0, 3, 0),
-        "4g": (76, 8, 4, 0, 4, 0),
-        "7g": (152, 16, 7, 0, 7, 1),
+        "3g": (66, 6, 1, 0, 1, 0),
+        "4g": (76, 8, 1, 0, 1, 0),
+        "7g": (152, 16, 1, 0, 1, 1),
     },
     # A30: real `-lgip` listings (the A30 tables below): 1g.6gb has a decoder, although the
     # MIG User Guide's table says 0 NVDECs; the rest as the guide's table.

@@ -1,14 +1,20 @@
-"""MIG profile tables, GI id numbering, placements and capacity (facts §2-§3)."""
+"""MIG profile tables, GI id numbering, placements and capacity (facts §2-§3); each cited
+table checked by hand through the real pynvml on the simulator."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import pynvml as N
 import pytest
 from conftest import CAPTURES, require
 
+import hwinfo.sim
 from hwinfo.sim import mig_profiles as mp
 from hwinfo.sim.boards import BOARDS
+from hwinfo.sim.scenario import parse_scenario
 
 # facts §3: profile id -> memory MiB per board, and the profile names.
 MEMORY = {
@@ -37,6 +43,28 @@ def table(board: str) -> mp.MigTable:
     mig = BOARDS[board].mig
     assert mig is not None
     return mig
+
+
+@pytest.fixture
+def simulate_gpu() -> Iterator[Callable[[str, str], Any]]:
+    """A one-GPU machine with MIG on, on this driver, through the real pynvml: its handle."""
+    installed = 0
+
+    def make(board: str, driver: str) -> Any:
+        nonlocal installed
+        data = {
+            "format": 1,
+            "driver": {"version": driver},
+            "gpus": [{"board": board, "mig": {"enabled": True}}],
+        }
+        hwinfo.sim.install(parse_scenario(data, "t.json", "t"))
+        installed += 1
+        N.nvmlInit()
+        return N.nvmlDeviceGetHandleByIndex(0)
+
+    yield make
+    for _ in range(installed):
+        hwinfo.sim.uninstall()
 
 
 @pytest.mark.parametrize("board", sorted(MEMORY))
@@ -409,3 +437,32 @@ def test_h200_sizes_per_driver_branch() -> None:
     for branch, sizes in H200_SIZES.items():
         table = mp.H200_141GB.for_driver(branch)
         assert {name: table.by_name[name].memory_mib for name in sizes} == sizes
+
+
+# B200 engines per row as DEC / JPEG / OFA / CE. 1g, 1g.45gb and 2g.45gb as the real `-lgip`
+# of gpu-operator #1351 lists them (its 2g.45gb: 2 / 2 / 4 CE where the guide says 1 / 1 / 3);
+# 1g+me, 3g, 4g and 7g, which no real listing shows, as the MIG User Guide's B200 table (R580
+# and current) gives them: one NVDEC and one JPEG each.
+B200_ENGINES = {
+    "1g.23gb": (1, 1, 0, 2),
+    "1g.23gb+me": (1, 1, 1, 2),
+    "1g.45gb": (1, 1, 0, 2),
+    "2g.45gb": (2, 2, 0, 4),
+    "3g.90gb": (1, 1, 0, 6),
+    "4g.90gb": (1, 1, 0, 8),
+    "7g.180gb": (1, 1, 1, 16),
+}
+
+
+def test_b200_engines_follow_real_listings_then_the_guide(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("B200", "590.48.01")
+    seen = {}
+    for index in (0x0, 0x7, 0x9, 0x1, 0x2, 0x3, 0x4):
+        info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        seen[info.name.removeprefix("MIG ")] = (
+            info.decoderCount, info.jpegCount, info.ofaCount, info.copyEngineCount
+        )
+    assert seen == B200_ENGINES
+    # Seven 1g instances each get a decoder although the 7g gets one: the board has seven.
+    t = table("B200")
+    assert t.can_coexist([t.by_name["1g.23gb"]] * 7)
