@@ -4,15 +4,17 @@ One table per board: its GPU-instance (GI) profiles as `nvidia-smi mig -lgip` an
 list them, and the compute-instance (CI) profiles each offers, as `-lcip` does. Each table
 names its sources; a value no source gives is marked `# Unknown:` where it is set.
 
-A board has 8 memory slices and 7 compute slices (A100, H100, H200, GH200, H20, B200, GB200)
-or 4 of each (A30, RTX PRO 6000 Blackwell). A GI occupies a run of memory slices (its
+A board has 8 memory slices and 7 compute slices (A100, H100, H200, GH200, H20, B200, GB200),
+4 of each (A30, RTX PRO 6000 Blackwell) or 2 (RTX PRO 4500 and, from R590, RTX PRO 5000
+Blackwell). A GI occupies a run of memory slices (its
 placement: start, size); a CI occupies a run of its GI's compute slices. Placements of one
 profile never overlap each other, so "how many more fit" is the number of its placements that
 do not overlap an existing instance.
 
-Driver branches differ: some profiles appear only from a branch on (A30 2g.12gb+me: R525), and
-older branches reported other memory sizes for the same profile. `MigTable.for_driver` gives
-the table a driver of that branch reports.
+Driver branches differ: some profiles appear only from a branch on (A30 2g.12gb+me: R525),
+older branches reported other memory sizes for the same profile, and a board may have had
+another table altogether (RTX PRO 5000: 4 slices in the R580 guide). `MigTable.for_driver`
+gives the table a driver of that branch reports.
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ class MigTable:
     since: tuple[tuple[int, Branch], ...] = ()
     # (branch, {profile id: MiB}): a driver before `branch` reports these sizes instead.
     memory_before: tuple[tuple[Branch, tuple[tuple[int, int], ...]], ...] = ()
+    # (branch, table): a driver before `branch` reports that whole table instead (another
+    # slice geometry); the earliest branch that applies wins.
+    table_before: tuple[tuple[Branch, MigTable], ...] = ()
     # (branch, (profile id, profile id)): a driver before `branch` cannot hold both at once.
     apart_before: tuple[tuple[Branch, tuple[int, int]], ...] = ()
     # Profile id pairs this table's driver cannot hold at once (set by for_driver).
@@ -174,6 +179,9 @@ class MigTable:
         cached = self._variants.get(branch)
         if cached is not None:
             return cached
+        older = [table for before, table in sorted(self.table_before) if (branch,) < before]
+        if older:
+            return self._variants.setdefault(branch, older[0].for_driver(driver))
         since = dict(self.since)
         sizes: dict[int, int] = {}
         # The oldest override that still applies wins: tables list them newest first.
@@ -370,6 +378,25 @@ _SHAPES_4: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "4g+gfx": (GI_4_SLICE_GFX, 33, 4, 4, 1, (0,)),
 }
 
+# 2 memory slices (RTX PRO 5000 from R590, RTX PRO 4500): names and instance counts from the
+# MIG User Guide's current tables; a 1g holds half the memory, a 2g all of it.
+# Unknown: every profile ID (no listing). Real listings number profiles by their share of the
+# memory and their extras, whatever the slice count: a half is 5 (A30 2g.12gb, RTX PRO 6000
+# 2g.48gb), 6 with +me (A30 2g.12gb+me); the whole GPU 0 (A30 4g.24gb, A100 7g.40gb); the
+# RTX PRO 6000's half-memory +gfx, +me.all and -me rows are 35, 64 and 66 and its whole-GPU
+# +gfx 32 (a real driver 580.105.08 `-lgip` of an RTX PRO 6000 Max-Q). Those are taken here.
+# Placements and GI ids as the 4-slice ones, halved.
+_SHAPES_2: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
+    "1g": (GI_1_SLICE, 5, 1, 1, 2, (0, 1)),
+    "1g+me": (GI_1_SLICE_REV1, 6, 1, 1, 1, (0, 1)),
+    "1g+gfx": (GI_1_SLICE_GFX, 35, 1, 1, 2, (0, 1)),
+    "1g+me.all": (GI_1_SLICE_ALL_ME, 64, 1, 1, 1, (0, 1)),
+    "1g-me": (GI_1_SLICE_NO_ME, 66, 1, 1, 2, (0, 1)),
+    "2g": (GI_2_SLICE, 0, 2, 2, 1, (0,)),
+    "2g+gfx": (GI_2_SLICE_GFX, 32, 2, 2, 1, (0,)),
+}
+_SHAPES = {2: _SHAPES_2, 4: _SHAPES_4, 8: _SHAPES_8}
+
 # Engines per shape as SM / CE / DEC / ENC / JPG / OFA, per engine family.
 Engines = tuple[int, int, int, int, int, int]
 _ENGINES: dict[str, dict[str, Engines]] = {
@@ -469,9 +496,23 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (188, 4, 4, 4, 4, 1),
         "4g+gfx": (188, 4, 4, 4, 4, 1),
     },
-    # RTX PRO 5000 Blackwell (110 SMs): MIG User Guide table 10 (engines and CE per row).
-    # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
+    # RTX PRO 5000 Blackwell (110 SMs) on R590 and later: the current MIG User Guide's table
+    # (2 slices; engines and CE per row).
+    # Unknown: SMs (half of 110 rounded down to even, as the RTX PRO 6000's real 1g has 46 of
+    # 188; the whole GPU's for 2g).
     "rtx-pro-5000": {
+        "1g": (54, 1, 1, 1, 0, 0),
+        "1g+me": (54, 1, 1, 1, 1, 1),
+        "1g+gfx": (54, 1, 1, 1, 0, 0),
+        "1g+me.all": (54, 1, 3, 3, 1, 1),
+        "1g-me": (54, 1, 0, 0, 0, 0),
+        "2g": (110, 4, 3, 3, 1, 1),
+        "2g+gfx": (110, 4, 3, 3, 1, 1),
+    },
+    # RTX PRO 5000 Blackwell before R590: the R580 MIG User Guide's table 10 (4 slices; engines
+    # and CE per row).
+    # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
+    "rtx-pro-5000-r580": {
         "1g": (26, 1, 1, 1, 1, 0),
         "1g+me": (26, 1, 1, 1, 1, 1),
         "1g+gfx": (26, 1, 1, 1, 1, 0),
@@ -495,7 +536,7 @@ def _table(
 
     `counts` overrides the shape's instance count where a board allows fewer.
     """
-    shapes = _SHAPES_4 if board_slices == 4 else _SHAPES_8
+    shapes = _SHAPES[board_slices]
     profiles = []
     for shape, (name, mib) in memory.items():
         index, pid, slices, mem_slices, count, starts = shapes[shape]
@@ -520,8 +561,8 @@ def _table(
                 board_memory_slices=board_slices,
             )
         )
-    if board_slices == 4:
-        options.setdefault("max_gpu_instances", 4)
+    if board_slices != MEMORY_SLICES:
+        options.setdefault("max_gpu_instances", board_slices)
     return MigTable(family, tuple(profiles), board_slices, **options)  # type: ignore[arg-type]
 
 
@@ -736,12 +777,13 @@ RTX_PRO_6000 = _table(
     board_slices=4,
     min_driver=(575,),
 )
-# RTX PRO 5000 Blackwell (48 GB): MIG User Guide table 10 (names, instance counts: one 1g of
-# each media kind, three 1g-me, one 2g-me), MIG from R575. Unknown: profile IDs (the RTX PRO
-# 6000's), memory sizes (half the RTX PRO 6000's), and the most instances NVML reports (the
-# guide's GPU list says 2, its profile table allows 4).
-RTX_PRO_5000 = _table(
-    "rtx-pro-5000",
+# RTX PRO 5000 Blackwell (48 GB) before R590: the R580 MIG User Guide's table 10 (names,
+# instance counts: one 1g of each media kind, three 1g-me, one 2g-me), MIG from R575.
+# Unknown: profile IDs (the RTX PRO 6000's), memory sizes (half the RTX PRO 6000's), and
+# whether a real R580 driver lists this table: the same guide's GPU list says at most 2
+# instances, as the later guides' 2-slice table does.
+RTX_PRO_5000_R580 = _table(
+    "rtx-pro-5000-r580",
     {
         "1g": ("1g.12gb", 12096),
         "1g+me": ("1g.12gb+me", 12096),
@@ -755,4 +797,25 @@ RTX_PRO_5000 = _table(
     board_slices=4,
     counts={"1g": 1, "1g+gfx": 1, "1g-me": 3, "2g-me": 1},
     min_driver=(575,),
+)
+# RTX PRO 5000 Blackwell from R590: the current MIG User Guide's table (2 slices, at most 2
+# instances: 1g.24gb, its +me, +gfx, +me.all and -me kinds, 2g.48gb and 2g.48gb+gfx).
+# Unknown: the branch of the change (taken as R590, the first guide after R580's), profile IDs
+# (see _SHAPES_2), and memory sizes: no listing; the R580 table's for the same share of the
+# memory (a half: 24192 MiB, the RTX PRO 6000's real 1g.24gb; the whole: 48384).
+RTX_PRO_5000 = _table(
+    "rtx-pro-5000",
+    {
+        "1g": ("1g.24gb", 24192),
+        "1g+me": ("1g.24gb+me", 24192),
+        "1g+gfx": ("1g.24gb+gfx", 24192),
+        "1g+me.all": ("1g.24gb+me.all", 24192),
+        "1g-me": ("1g.24gb-me", 24192),
+        "2g": ("2g.48gb", 48384),
+        "2g+gfx": ("2g.48gb+gfx", 48384),
+    },
+    family="blackwell",
+    board_slices=2,
+    min_driver=(575,),
+    table_before=(((590,), RTX_PRO_5000_R580),),
 )

@@ -3,6 +3,7 @@ table checked by hand through the real pynvml on the simulator."""
 
 from __future__ import annotations
 
+import ctypes
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -223,13 +224,19 @@ def _layouts(t: mp.MigTable) -> list[list[tuple[mp.GpuInstanceProfile, int]]]:
     return out
 
 
-@pytest.mark.parametrize("board", MIG_BOARDS)
-def test_table_invariants(board: str) -> None:
+# Every board's table, and each older table a board had, as the branch before its change.
+MIG_TABLES = [(key, None) for key in MIG_BOARDS] + [
+    (key, (before[0] - 1,)) for key in MIG_BOARDS for before, _ in table(key).table_before
+]
+
+
+@pytest.mark.parametrize(("board", "driver"), MIG_TABLES)
+def test_table_invariants(board: str, driver: tuple[int, ...] | None) -> None:
     b = BOARDS[board]
-    t = table(board)
+    t = table(board) if driver is None else table(board).for_driver(driver)
     slices = t.memory_slices
-    compute_slices = 7 if slices == 8 else 4
-    assert slices in (4, 8) and t.max_gpu_instances == compute_slices
+    compute_slices = 7 if slices == 8 else slices
+    assert slices in (2, 4, 8) and t.max_gpu_instances == compute_slices
     for field in ("id", "index", "name"):
         values = [getattr(p, field) for p in t.profiles]
         assert len(values) == len(set(values)), field
@@ -466,3 +473,66 @@ def test_b200_engines_follow_real_listings_then_the_guide(simulate_gpu: Any) -> 
     # Seven 1g instances each get a decoder although the 7g gets one: the board has seven.
     t = table("B200")
     assert t.can_coexist([t.by_name["1g.23gb"]] * 7)
+
+
+def _lgip(gpu: Any) -> dict[str, tuple[int, ...]]:
+    """What `nvidia-smi mig -lgip` shows, read through pynvml: name -> (compute slices,
+    instances, MiB, NVDEC, NVENC, JPEG, OFA, CE, placement starts, placement size)."""
+    rows = {}
+    for index in range(mp.GPU_INSTANCE_PROFILE_COUNT):
+        try:
+            info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        except N.NVMLError_NotSupported:
+            continue
+        count = ctypes.c_uint(info.instanceCount * 8)
+        buf = (N.c_nvmlGpuInstancePlacement_t * count.value)()
+        N.nvmlDeviceGetGpuInstancePossiblePlacements(gpu, info.id, buf, ctypes.byref(count))
+        places = buf[: count.value]
+        (size,) = {p.size for p in places}
+        rows[info.name.removeprefix("MIG ")] = (
+            info.sliceCount,
+            info.instanceCount,
+            info.memorySizeMB,
+            info.decoderCount,
+            info.encoderCount,
+            info.jpegCount,
+            info.ofaCount,
+            info.copyEngineCount,
+            tuple(p.start for p in places),
+            size,
+        )
+    return rows
+
+
+# RTX PRO 5000 Blackwell by driver branch, as the MIG User Guide's tables give names, instance
+# counts, engines (NVDEC / NVENC / JPEG / OFA) and copy engines: R580's table 10 has 4 slices;
+# the current guide 2 slices, at most 2 instances. MiB derived (docs/simulator.md): a quarter
+# of 96 GB is the RTX PRO 6000's real 1g.24gb (24192 MiB), a half of 48 GB the same.
+RTX_PRO_5000 = {
+    "580.105.08": {
+        "1g.12gb": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
+        "1g.12gb+me": (1, 1, 12096, 1, 1, 1, 1, 1, (0, 1, 2, 3), 1),
+        "1g.12gb+gfx": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
+        "1g.12gb-me": (1, 3, 12096, 0, 0, 0, 0, 1, (0, 1, 2, 3), 1),
+        "2g.24gb-me": (2, 1, 24192, 0, 0, 0, 0, 2, (0, 2), 2),
+        "4g.48gb": (4, 1, 48384, 3, 3, 1, 1, 4, (0,), 4),
+        "4g.48gb+gfx": (4, 1, 48384, 3, 3, 1, 1, 4, (0,), 4),
+    },
+    "590.48.01": {
+        "1g.24gb": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
+        "1g.24gb+me": (1, 1, 24192, 1, 1, 1, 1, 1, (0, 1), 1),
+        "1g.24gb+gfx": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
+        "1g.24gb+me.all": (1, 1, 24192, 3, 3, 1, 1, 1, (0, 1), 1),
+        "1g.24gb-me": (1, 2, 24192, 0, 0, 0, 0, 1, (0, 1), 1),
+        "2g.48gb": (2, 1, 48384, 3, 3, 1, 1, 4, (0,), 2),
+        "2g.48gb+gfx": (2, 1, 48384, 3, 3, 1, 1, 4, (0,), 2),
+    },
+}
+
+
+@pytest.mark.parametrize("driver", sorted(RTX_PRO_5000))
+def test_rtx_pro_5000_table_by_driver_branch(simulate_gpu: Any, driver: str) -> None:
+    gpu = simulate_gpu("RTX-PRO-5000-BLACKWELL", driver)
+    assert _lgip(gpu) == RTX_PRO_5000[driver]
+    slices = 4 if driver.startswith("580") else 2
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == slices
