@@ -560,7 +560,8 @@ def _pcie_card(**fields: object) -> dict[str, object]:
 # RTX PRO 6000 Workstation/Max-Q boards and the PCI ids of the last two (0x2BB1, 0x2BB4);
 # the memory totals of the H20, GH200, B200, GB200 and RTX PRO 5000 (nominal GiB less the
 # sibling's reserve); the SM counts of the GB200 (152) and H20 (78); the RTX PRO 5000's
-# PCI id (0x2BB3).
+# PCI id (0x2BB3) and the RTX PRO 4500's (0x2C31), and the RTX PRO 4500's minimum power
+# limit and maximum clocks.
 _add(
     _like(
         "A100-SXM4-40GB",
@@ -852,5 +853,27 @@ _add(
         power_default_limit_w=300,
         power_min_limit_w=150,
         power_max_limit_w=300,
+    )
+)
+
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        "RTX-PRO-4500-BLACKWELL",
+        mig_profiles.RTX_PRO_4500,
+        82,
+        # A user's nvidia-smi / -q on a real board (580.142 and others): its name, 32623 MiB,
+        # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle.
+        name="NVIDIA RTX PRO 4500 Blackwell",
+        pci_device_id=0x2C3110DE,
+        vbios_version="98.03.A2.00.01",
+        cuda_cores=10496,
+        memory_bus_width_bits=256,
+        memory_total_mib=32623,
+        bar1_total_mib=32768,
+        power_limit_w=200,
+        power_default_limit_w=200,
+        power_min_limit_w=150,
+        power_max_limit_w=200,
     )
 )

@@ -509,6 +509,18 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "2g": (110, 4, 3, 3, 1, 1),
         "2g+gfx": (110, 4, 3, 3, 1, 1),
     },
+    # RTX PRO 4500 Blackwell (82 SMs): the current MIG User Guide's table (2 slices; engines
+    # and CE per row; no 1g+me row).
+    # Unknown: SMs (half of 82 rounded down to even, as for the RTX PRO 5000; the whole GPU's
+    # for 2g).
+    "rtx-pro-4500": {
+        "1g": (40, 1, 1, 1, 1, 0),
+        "1g+gfx": (40, 1, 1, 1, 1, 0),
+        "1g+me.all": (40, 1, 3, 3, 2, 1),
+        "1g-me": (40, 1, 0, 0, 0, 0),
+        "2g": (82, 2, 3, 3, 2, 1),
+        "2g+gfx": (82, 2, 3, 3, 2, 1),
+    },
     # RTX PRO 5000 Blackwell before R590: the R580 MIG User Guide's table 10 (4 slices; engines
     # and CE per row).
     # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
@@ -818,4 +830,23 @@ RTX_PRO_5000 = _table(
     board_slices=2,
     min_driver=(575,),
     table_before=(((590,), RTX_PRO_5000_R580),),
+)
+# RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table (2 slices, at most 2
+# instances); MIG from R575 (575.64, the guide's deployment considerations).
+# Unknown: profile IDs (see _SHAPES_2) and memory sizes: no listing; the RTX PRO 6000's real
+# 1g.24gb (24192 MiB, a quarter of 96 GB) scaled to a half of 32 GB (16128), the whole twice
+# that.
+RTX_PRO_4500 = _table(
+    "rtx-pro-4500",
+    {
+        "1g": ("1g.16gb", 16128),
+        "1g+gfx": ("1g.16gb+gfx", 16128),
+        "1g+me.all": ("1g.16gb+me.all", 16128),
+        "1g-me": ("1g.16gb-me", 16128),
+        "2g": ("2g.32gb", 32256),
+        "2g+gfx": ("2g.32gb+gfx", 32256),
+    },
+    family="blackwell",
+    board_slices=2,
+    min_driver=(575,),
 )

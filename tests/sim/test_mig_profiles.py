@@ -536,3 +536,38 @@ def test_rtx_pro_5000_table_by_driver_branch(simulate_gpu: Any, driver: str) -> 
     assert _lgip(gpu) == RTX_PRO_5000[driver]
     slices = 4 if driver.startswith("580") else 2
     assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == slices
+
+
+# RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table gives names, instance
+# counts, NVDEC / NVENC / JPEG / OFA and copy engines (there is no 1g+me row). MiB derived
+# (docs/simulator.md): two thirds of the RTX PRO 6000's real 1g.24gb (24192) for a half.
+RTX_PRO_4500 = {
+    "1g.16gb": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
+    "1g.16gb+gfx": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
+    "1g.16gb+me.all": (1, 1, 16128, 3, 3, 2, 1, 1, (0, 1), 1),
+    "1g.16gb-me": (1, 2, 16128, 0, 0, 0, 0, 1, (0, 1), 1),
+    "2g.32gb": (2, 1, 32256, 3, 3, 2, 1, 2, (0,), 2),
+    "2g.32gb+gfx": (2, 1, 32256, 3, 3, 2, 1, 2, (0,), 2),
+}
+
+
+def test_rtx_pro_4500_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("RTX-PRO-4500-BLACKWELL", "590.48.01")
+    assert N.nvmlDeviceGetName(gpu) == "NVIDIA RTX PRO 4500 Blackwell"
+    assert _lgip(gpu) == RTX_PRO_4500
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == 2
+    # All media engines in one half leave the other half none: only a -me instance fits.
+    all_me = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME)
+    N.nvmlDeviceCreateGpuInstance(gpu, all_me.id)
+    plain = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE)
+    no_me = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME)
+    assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, plain.id) == 0
+    assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, no_me.id) == 1
+    # MIG from R575 (MIG User Guide, deployment considerations: 575.64 or later).
+    data = {
+        "format": 1,
+        "driver": {"version": "570.172.08"},
+        "gpus": [{"board": "RTX-PRO-4500-BLACKWELL", "mig": {"enabled": True}}],
+    }
+    with pytest.raises(hwinfo.sim.ScenarioError, match="needs driver 575"):
+        parse_scenario(data, "t.json", "t")
