@@ -661,7 +661,9 @@ H100_80GB = _table(
 # the H100-80GB profiles); SMs from a real 570.169 listing (see engines).
 # Unknown: memory sizes (the H100 SXM ones).
 H100_PCIE = _table("h100-pcie", _H100_80GB_NAMES, min_driver=(525,))
-# H100 NVL / H800 NVL (94 GB): facts §3 (R560 walkthrough, gpu-operator #903 `-lgip`).
+# H100 94 GB, PCIe (H100 NVL, H800 NVL) and SXM5: facts §3 (R560 walkthrough, gpu-operator
+# #903 `-lgip` of an H100 NVL); the MIG User Guide's one table for both (names, instance counts,
+# engines) agrees. Unknown: the H100-SXM5 94GB's sizes (no listing; the NVL's are taken).
 H100_NVL = _table(
     "h100",
     {

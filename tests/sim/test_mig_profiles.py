@@ -571,3 +571,25 @@ def test_rtx_pro_4500_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
     }
     with pytest.raises(hwinfo.sim.ScenarioError, match="needs driver 575"):
         parse_scenario(data, "t.json", "t")
+
+
+# H100-SXM5 94GB: the current MIG User Guide's table for the H100 94GB (PCIe and SXM5) gives
+# names, instance counts, NVDEC / JPEG / OFA and copy engines; MiB as the H100 NVL's (the PCIe
+# 94 GB board) real `-lgip` of gpu-operator #903, derived for the SXM5 (docs/simulator.md).
+H100_SXM5_94GB = {
+    "1g.12gb": (1, 7, 11008, 1, 0, 1, 0, 1, (0, 1, 2, 3, 4, 5, 6), 1),
+    "1g.12gb+me": (1, 1, 11008, 1, 0, 1, 1, 1, (0, 1, 2, 3, 4, 5, 6), 1),
+    "1g.24gb": (1, 4, 22144, 1, 0, 1, 0, 1, (0, 2, 4, 6), 2),
+    "2g.24gb": (2, 3, 22144, 2, 0, 2, 0, 2, (0, 2, 4), 2),
+    "3g.47gb": (3, 2, 47488, 3, 0, 3, 0, 3, (0, 4), 4),
+    "4g.47gb": (4, 1, 47488, 4, 0, 4, 0, 4, (0,), 4),
+    "7g.94gb": (7, 1, 95360, 7, 0, 7, 1, 8, (0,), 8),
+}
+
+
+def test_h100_sxm5_94gb_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("H100-SXM5-94GB", "590.48.01")
+    # TSUBAME 4.0's H100 SXM5 94GB on 580.105.08: "NVIDIA H100 94GB", 95830 MiB.
+    assert N.nvmlDeviceGetName(gpu) == "NVIDIA H100 94GB"
+    assert _lgip(gpu) == H100_SXM5_94GB
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == 7
