@@ -357,25 +357,23 @@ _SHAPES_8: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
 
 # 4 memory slices. A30: real `-lgip`/`-lgipp` listings (IDs 14, 21, 5, 6, 0; placements
 # {0,1,2,3}:1, {0,2}:2, {0}:4) and the MIG User Guide (names, instance counts). RTX PRO 6000
-# Blackwell: `-lgip` listings in bigstack-oss/cubecos #312 and GoogleCloudPlatform/
-# container-engine-accelerators #564 give IDs 14 (1g), 21 (1g+me), 47 (1g+gfx), 65
-# (1g+me.all); the User Guide's table 11 the instance counts of every row.
-# Unknown: the IDs of the RTX PRO 6000's 1g-me, 2g and 4g rows (2g and 4g as on A30; +gfx
-# adding 33 to the plain ID, +me.all 51, -me 63, as guesses); Blackwell 4-slice placements
-# (the A30's).
+# Blackwell: every ID and instance count from a real driver 580.105.08 `-lgip` of a Max-Q
+# Workstation Edition (a public setup note, February 2026); bigstack-oss/cubecos #312 and
+# GoogleCloudPlatform/container-engine-accelerators #564 list the 1g rows alike.
+# Unknown: Blackwell 4-slice placements (the A30's).
 _SHAPES_4: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "1g": (GI_1_SLICE, 14, 1, 1, 4, (0, 1, 2, 3)),
     "1g+me": (GI_1_SLICE_REV1, 21, 1, 1, 1, (0, 1, 2, 3)),
     "1g+gfx": (GI_1_SLICE_GFX, 47, 1, 1, 4, (0, 1, 2, 3)),
     "1g+me.all": (GI_1_SLICE_ALL_ME, 65, 1, 1, 1, (0, 1, 2, 3)),
-    "1g-me": (GI_1_SLICE_NO_ME, 77, 1, 1, 4, (0, 1, 2, 3)),
+    "1g-me": (GI_1_SLICE_NO_ME, 67, 1, 1, 4, (0, 1, 2, 3)),
     "2g": (GI_2_SLICE, 5, 2, 2, 2, (0, 2)),
     "2g+me": (GI_2_SLICE_REV1, 6, 2, 2, 1, (0, 2)),
-    "2g+gfx": (GI_2_SLICE_GFX, 38, 2, 2, 2, (0, 2)),
-    "2g+me.all": (GI_2_SLICE_ALL_ME, 56, 2, 2, 1, (0, 2)),
-    "2g-me": (GI_2_SLICE_NO_ME, 68, 2, 2, 2, (0, 2)),
+    "2g+gfx": (GI_2_SLICE_GFX, 35, 2, 2, 2, (0, 2)),
+    "2g+me.all": (GI_2_SLICE_ALL_ME, 64, 2, 2, 1, (0, 2)),
+    "2g-me": (GI_2_SLICE_NO_ME, 66, 2, 2, 2, (0, 2)),
     "4g": (GI_4_SLICE, 0, 4, 4, 1, (0,)),
-    "4g+gfx": (GI_4_SLICE_GFX, 33, 4, 4, 1, (0,)),
+    "4g+gfx": (GI_4_SLICE_GFX, 32, 4, 4, 1, (0,)),
 }
 
 # 2 memory slices (RTX PRO 5000 from R590, RTX PRO 4500): names and instance counts from the
@@ -480,19 +478,18 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "2g+me": (28, 2, 2, 0, 1, 1),
         "4g": (56, 4, 4, 0, 1, 1),
     },
-    # RTX PRO 6000 Blackwell (188 SMs): MIG User Guide table 11 (NVDEC/NVENC/JPEG/OFA and CE
-    # of every row); cubecos #312 / GKE #564 `-lgip` (1g rows: 46 SMs).
-    # Unknown: the SMs of the 2g and 4g rows (twice the 1g's; the whole GPU's 188).
+    # RTX PRO 6000 Blackwell (188 SMs): the real 580.105.08 `-lgip` (see _SHAPES_4): SMs 46 /
+    # 94 / 188, and engines as MIG User Guide table 11 gives them.
     "rtx-pro-6000": {
         "1g": (46, 1, 1, 1, 1, 0),
         "1g+me": (46, 1, 1, 1, 1, 1),
         "1g+gfx": (46, 1, 1, 1, 1, 0),
         "1g+me.all": (46, 1, 4, 4, 4, 1),
         "1g-me": (46, 1, 0, 0, 0, 0),
-        "2g": (92, 2, 2, 2, 2, 0),
-        "2g+gfx": (92, 2, 2, 2, 2, 0),
-        "2g+me.all": (92, 2, 4, 4, 4, 1),
-        "2g-me": (92, 2, 0, 0, 0, 0),
+        "2g": (94, 2, 2, 2, 2, 0),
+        "2g+gfx": (94, 2, 2, 2, 2, 0),
+        "2g+me.all": (94, 2, 4, 4, 4, 1),
+        "2g-me": (94, 2, 0, 0, 0, 0),
         "4g": (188, 4, 4, 4, 4, 1),
         "4g+gfx": (188, 4, 4, 4, 4, 1),
     },
@@ -769,9 +766,9 @@ GB200_186GB = _table(
     min_driver=(570,),
 )
 # RTX PRO 6000 Blackwell (Server, Workstation and Max-Q editions): 4 slices (MIG User Guide:
-# at most 4 instances, R575 and later); names from gpu-operator's config. 1g at 23.62 GiB
-# (GKE #564, February 2026); cubecos #312 lists 23.12 GiB. Unknown: the branch of either
-# listing (the newer is taken), and the 2g and 4g sizes (twice / four times the 1g's).
+# at most 4 instances, R575 and later). Sizes from the real 580.105.08 `-lgip` (see
+# _SHAPES_4): 23.62 / 47.38 / 95.00 GiB, as GKE #564 lists the 1g; cubecos #312 lists 23.12
+# GiB. Unknown: the branch of that one (the newer listing is taken for every branch).
 RTX_PRO_6000 = _table(
     "rtx-pro-6000",
     {
@@ -780,12 +777,12 @@ RTX_PRO_6000 = _table(
         "1g+gfx": ("1g.24gb+gfx", 24192),
         "1g+me.all": ("1g.24gb+me.all", 24192),
         "1g-me": ("1g.24gb-me", 24192),
-        "2g": ("2g.48gb", 48384),
-        "2g+gfx": ("2g.48gb+gfx", 48384),
-        "2g+me.all": ("2g.48gb+me.all", 48384),
-        "2g-me": ("2g.48gb-me", 48384),
-        "4g": ("4g.96gb", 96768),
-        "4g+gfx": ("4g.96gb+gfx", 96768),
+        "2g": ("2g.48gb", 48512),
+        "2g+gfx": ("2g.48gb+gfx", 48512),
+        "2g+me.all": ("2g.48gb+me.all", 48512),
+        "2g-me": ("2g.48gb-me", 48512),
+        "4g": ("4g.96gb", 97280),
+        "4g+gfx": ("4g.96gb+gfx", 97280),
     },
     family="blackwell",
     board_slices=4,
@@ -793,9 +790,10 @@ RTX_PRO_6000 = _table(
 )
 # RTX PRO 5000 Blackwell (48 GB) before R590: the R580 MIG User Guide's table 10 (names,
 # instance counts: one 1g of each media kind, three 1g-me, one 2g-me), MIG from R575.
-# Unknown: profile IDs (the RTX PRO 6000's), memory sizes (half the RTX PRO 6000's), and
-# whether a real R580 driver lists this table: the same guide's GPU list says at most 2
-# instances, as the later guides' 2-slice table does.
+# Unknown: profile IDs (the RTX PRO 6000's), memory sizes (no listing: the RTX PRO 6000's
+# real rows of the same nominal size, 2g.24gb-me as its 1g.24gb, 4g.48gb as its 2g.48gb;
+# 1g.12gb half the 1g.24gb), and whether a real R580 driver lists this table: the same
+# guide's GPU list says at most 2 instances, as the later guides' 2-slice table does.
 RTX_PRO_5000_R580 = _table(
     "rtx-pro-5000-r580",
     {
@@ -804,8 +802,8 @@ RTX_PRO_5000_R580 = _table(
         "1g+gfx": ("1g.12gb+gfx", 12096),
         "1g-me": ("1g.12gb-me", 12096),
         "2g-me": ("2g.24gb-me", 24192),
-        "4g": ("4g.48gb", 48384),
-        "4g+gfx": ("4g.48gb+gfx", 48384),
+        "4g": ("4g.48gb", 48512),
+        "4g+gfx": ("4g.48gb+gfx", 48512),
     },
     family="blackwell",
     board_slices=4,
@@ -815,8 +813,8 @@ RTX_PRO_5000_R580 = _table(
 # RTX PRO 5000 Blackwell from R590: the current MIG User Guide's table (2 slices, at most 2
 # instances: 1g.24gb, its +me, +gfx, +me.all and -me kinds, 2g.48gb and 2g.48gb+gfx).
 # Unknown: the branch of the change (taken as R590, the first guide after R580's), profile IDs
-# (see _SHAPES_2), and memory sizes: no listing; the R580 table's for the same share of the
-# memory (a half: 24192 MiB, the RTX PRO 6000's real 1g.24gb; the whole: 48384).
+# (see _SHAPES_2), and memory sizes: no listing; the RTX PRO 6000's real rows of the same
+# nominal size (1g.24gb: 24192 MiB, 2g.48gb: 48512), as for the R580 table.
 RTX_PRO_5000 = _table(
     "rtx-pro-5000",
     {
@@ -825,8 +823,8 @@ RTX_PRO_5000 = _table(
         "1g+gfx": ("1g.24gb+gfx", 24192),
         "1g+me.all": ("1g.24gb+me.all", 24192),
         "1g-me": ("1g.24gb-me", 24192),
-        "2g": ("2g.48gb", 48384),
-        "2g+gfx": ("2g.48gb+gfx", 48384),
+        "2g": ("2g.48gb", 48512),
+        "2g+gfx": ("2g.48gb+gfx", 48512),
     },
     family="blackwell",
     board_slices=2,
@@ -835,9 +833,9 @@ RTX_PRO_5000 = _table(
 )
 # RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table (2 slices, at most 2
 # instances); MIG from R575 (575.64, the guide's deployment considerations).
-# Unknown: profile IDs (see _SHAPES_2) and memory sizes: no listing; the RTX PRO 6000's real
-# 1g.24gb (24192 MiB, a quarter of 96 GB) scaled to a half of 32 GB (16128), the whole twice
-# that.
+# Unknown: profile IDs (see _SHAPES_2) and memory sizes: no listing; two thirds (32 GB of
+# 48) of the RTX PRO 6000's real 1g.24gb and 2g.48gb (24192 and 48512 MiB), rounded down to
+# 128 MiB as listed sizes are: 16128 and 32256.
 RTX_PRO_4500 = _table(
     "rtx-pro-4500",
     {

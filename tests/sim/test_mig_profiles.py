@@ -506,8 +506,8 @@ def _lgip(gpu: Any) -> dict[str, tuple[int, ...]]:
 
 # RTX PRO 5000 Blackwell by driver branch, as the MIG User Guide's tables give names, instance
 # counts, engines (NVDEC / NVENC / JPEG / OFA) and copy engines: R580's table 10 has 4 slices;
-# the current guide 2 slices, at most 2 instances. MiB derived (docs/simulator.md): a quarter
-# of 96 GB is the RTX PRO 6000's real 1g.24gb (24192 MiB), a half of 48 GB the same.
+# the current guide 2 slices, at most 2 instances. MiB derived (docs/simulator.md): the RTX
+# PRO 6000's real rows of the same nominal size (24 GB: 24192, 48 GB: 48512), 12 GB half.
 RTX_PRO_5000 = {
     "580.105.08": {
         "1g.12gb": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
@@ -515,8 +515,8 @@ RTX_PRO_5000 = {
         "1g.12gb+gfx": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
         "1g.12gb-me": (1, 3, 12096, 0, 0, 0, 0, 1, (0, 1, 2, 3), 1),
         "2g.24gb-me": (2, 1, 24192, 0, 0, 0, 0, 2, (0, 2), 2),
-        "4g.48gb": (4, 1, 48384, 3, 3, 1, 1, 4, (0,), 4),
-        "4g.48gb+gfx": (4, 1, 48384, 3, 3, 1, 1, 4, (0,), 4),
+        "4g.48gb": (4, 1, 48512, 3, 3, 1, 1, 4, (0,), 4),
+        "4g.48gb+gfx": (4, 1, 48512, 3, 3, 1, 1, 4, (0,), 4),
     },
     "590.48.01": {
         "1g.24gb": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
@@ -524,8 +524,8 @@ RTX_PRO_5000 = {
         "1g.24gb+gfx": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
         "1g.24gb+me.all": (1, 1, 24192, 3, 3, 1, 1, 1, (0, 1), 1),
         "1g.24gb-me": (1, 2, 24192, 0, 0, 0, 0, 1, (0, 1), 1),
-        "2g.48gb": (2, 1, 48384, 3, 3, 1, 1, 4, (0,), 2),
-        "2g.48gb+gfx": (2, 1, 48384, 3, 3, 1, 1, 4, (0,), 2),
+        "2g.48gb": (2, 1, 48512, 3, 3, 1, 1, 4, (0,), 2),
+        "2g.48gb+gfx": (2, 1, 48512, 3, 3, 1, 1, 4, (0,), 2),
     },
 }
 
@@ -540,7 +540,8 @@ def test_rtx_pro_5000_table_by_driver_branch(simulate_gpu: Any, driver: str) -> 
 
 # RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table gives names, instance
 # counts, NVDEC / NVENC / JPEG / OFA and copy engines (there is no 1g+me row). MiB derived
-# (docs/simulator.md): two thirds of the RTX PRO 6000's real 1g.24gb (24192) for a half.
+# (docs/simulator.md): two thirds of the RTX PRO 6000's real 1g.24gb and 2g.48gb (24192,
+# 48512), rounded down to 128 MiB.
 RTX_PRO_4500 = {
     "1g.16gb": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
     "1g.16gb+gfx": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
@@ -593,3 +594,43 @@ def test_h100_sxm5_94gb_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
     assert N.nvmlDeviceGetName(gpu) == "NVIDIA H100 94GB"
     assert _lgip(gpu) == H100_SXM5_94GB
     assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == 7
+
+
+# A real driver 580.105.08 `nvidia-smi mig -lgip` of an RTX PRO 6000 Blackwell Max-Q
+# Workstation Edition (a public setup note, February 2026): every row's ID, instances, GiB
+# (x 1024), SMs, NVDEC / NVENC / JPEG / OFA and CE.
+RTX_PRO_6000_580 = {
+    "1g.24gb": (14, 4, 24192, 46, 1, 1, 1, 0, 1),
+    "1g.24gb+me": (21, 1, 24192, 46, 1, 1, 1, 1, 1),
+    "1g.24gb+gfx": (47, 4, 24192, 46, 1, 1, 1, 0, 1),
+    "1g.24gb+me.all": (65, 1, 24192, 46, 4, 4, 4, 1, 1),
+    "1g.24gb-me": (67, 4, 24192, 46, 0, 0, 0, 0, 1),
+    "2g.48gb": (5, 2, 48512, 94, 2, 2, 2, 0, 2),
+    "2g.48gb+gfx": (35, 2, 48512, 94, 2, 2, 2, 0, 2),
+    "2g.48gb+me.all": (64, 1, 48512, 94, 4, 4, 4, 1, 2),
+    "2g.48gb-me": (66, 2, 48512, 94, 0, 0, 0, 0, 2),
+    "4g.96gb": (0, 1, 97280, 188, 4, 4, 4, 1, 4),
+    "4g.96gb+gfx": (32, 1, 97280, 188, 4, 4, 4, 1, 4),
+}
+
+
+def test_rtx_pro_6000_as_a_real_listing_shows_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("RTX-PRO-6000-BLACKWELL-MAX-Q", "580.105.08")
+    seen = {}
+    for index in range(mp.GPU_INSTANCE_PROFILE_COUNT):
+        try:
+            info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        except N.NVMLError_NotSupported:
+            continue
+        seen[info.name.removeprefix("MIG ")] = (
+            info.id,
+            info.instanceCount,
+            info.memorySizeMB,
+            info.multiprocessorCount,
+            info.decoderCount,
+            info.encoderCount,
+            info.jpegCount,
+            info.ofaCount,
+            info.copyEngineCount,
+        )
+    assert seen == RTX_PRO_6000_580
