@@ -879,8 +879,10 @@ _add(
         mig_profiles.RTX_PRO_4500,
         82,
         # A user's nvidia-smi / -q on a real board (580.142 and others): its name, 32623 MiB,
-        # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle.
+        # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle, ECC
+        # mode disabled.
         name="NVIDIA RTX PRO 4500 Blackwell",
+        ecc=_ecc(enabled=False),
         pci_device_id=0x2C3110DE,
         vbios_version="98.03.A2.00.01",
         cuda_cores=10496,
