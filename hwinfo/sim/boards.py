@@ -556,11 +556,13 @@ def _pcie_card(**fields: object) -> dict[str, object]:
 # in mig_profiles; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
 # NVIDIA's product pages and datasheets.
 # Unknown: for every board below, the idle telemetry, reserved memory, BAR1 size, VBIOS, part
-# and subsystem ids (the sibling's); the names of the H800, H800 PCIe, H800 NVL, GH200 and
+# and subsystem ids (the sibling's); the H100-SXM5 94GB's power limits and clocks (the 80 GB
+# board's); the names of the H800, H800 PCIe, H800 NVL, GH200 and
 # RTX PRO 6000 Workstation/Max-Q boards and the PCI ids of the last two (0x2BB1, 0x2BB4);
 # the memory totals of the H20, GH200, B200, GB200 and RTX PRO 5000 (nominal GiB less the
 # sibling's reserve); the SM counts of the GB200 (152) and H20 (78); the RTX PRO 5000's
-# PCI id (0x2BB3).
+# PCI id (0x2BB3) and the RTX PRO 4500's (0x2C31), and the RTX PRO 4500's minimum power
+# limit and maximum clocks.
 _add(
     _like(
         "A100-SXM4-40GB",
@@ -630,6 +632,21 @@ _add(
             clocks_mhz=_clocks(345, 345, 1593, 765),
             max_clocks_mhz=_clocks(1755, 1755, 1593, 1680),
         ),
+    )
+)
+
+_add(
+    _like(
+        "H100-SXM5-80GB",
+        "H100-SXM5-94GB",
+        mig_profiles.H100_NVL,
+        132,
+        # TSUBAME 4.0 (H100 SXM5 94GB) users' notes: "NVIDIA H100 94GB", 95830 MiB on 580.105.08;
+        # PCI id 0x2339 ("H100 SXM5 94GB" in the PCI id lists).
+        name="NVIDIA H100 94GB",
+        pci_device_id=0x233910DE,
+        memory_bus_width_bits=6144,
+        memory_total_mib=95830,
     )
 )
 
@@ -852,5 +869,29 @@ _add(
         power_default_limit_w=300,
         power_min_limit_w=150,
         power_max_limit_w=300,
+    )
+)
+
+_add(
+    _like(
+        "RTX-PRO-6000-BLACKWELL-WORKSTATION",
+        "RTX-PRO-4500-BLACKWELL",
+        mig_profiles.RTX_PRO_4500,
+        82,
+        # A user's nvidia-smi / -q on a real board (580.142 and others): its name, 32623 MiB,
+        # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle, ECC
+        # mode disabled.
+        name="NVIDIA RTX PRO 4500 Blackwell",
+        ecc=_ecc(enabled=False),
+        pci_device_id=0x2C3110DE,
+        vbios_version="98.03.A2.00.01",
+        cuda_cores=10496,
+        memory_bus_width_bits=256,
+        memory_total_mib=32623,
+        bar1_total_mib=32768,
+        power_limit_w=200,
+        power_default_limit_w=200,
+        power_min_limit_w=150,
+        power_max_limit_w=200,
     )
 )

@@ -4,15 +4,17 @@ One table per board: its GPU-instance (GI) profiles as `nvidia-smi mig -lgip` an
 list them, and the compute-instance (CI) profiles each offers, as `-lcip` does. Each table
 names its sources; a value no source gives is marked `# Unknown:` where it is set.
 
-A board has 8 memory slices and 7 compute slices (A100, H100, H200, GH200, H20, B200, GB200)
-or 4 of each (A30, RTX PRO 6000 Blackwell). A GI occupies a run of memory slices (its
+A board has 8 memory slices and 7 compute slices (A100, H100, H200, GH200, H20, B200, GB200),
+4 of each (A30, RTX PRO 6000 Blackwell) or 2 (RTX PRO 4500 and, from R590, RTX PRO 5000
+Blackwell). A GI occupies a run of memory slices (its
 placement: start, size); a CI occupies a run of its GI's compute slices. Placements of one
 profile never overlap each other, so "how many more fit" is the number of its placements that
 do not overlap an existing instance.
 
-Driver branches differ: some profiles appear only from a branch on (A30 2g.12gb+me: R525), and
-older branches reported other memory sizes for the same profile. `MigTable.for_driver` gives
-the table a driver of that branch reports.
+Driver branches differ: some profiles appear only from a branch on (A30 2g.12gb+me: R525),
+older branches reported other memory sizes for the same profile, and a board may have had
+another table altogether (RTX PRO 5000: 4 slices in the R580 guide). `MigTable.for_driver`
+gives the table a driver of that branch reports.
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ class MigTable:
     since: tuple[tuple[int, Branch], ...] = ()
     # (branch, {profile id: MiB}): a driver before `branch` reports these sizes instead.
     memory_before: tuple[tuple[Branch, tuple[tuple[int, int], ...]], ...] = ()
+    # (branch, table): a driver before `branch` reports that whole table instead (another
+    # slice geometry); the earliest branch that applies wins.
+    table_before: tuple[tuple[Branch, MigTable], ...] = ()
     # (branch, (profile id, profile id)): a driver before `branch` cannot hold both at once.
     apart_before: tuple[tuple[Branch, tuple[int, int]], ...] = ()
     # Profile id pairs this table's driver cannot hold at once (set by for_driver).
@@ -125,16 +130,18 @@ class MigTable:
     def can_coexist(self, profiles: Iterable[GpuInstanceProfile]) -> bool:
         """Whether GPU instances of these profiles can exist together (placements aside).
 
-        A board has as many copy, decode, encode, JPEG and OFA engines as its largest
-        instance gets, and instances do not share them: so one 1g+me at a time (MIG User
-        Guide), and on A30 a 1g.6gb+me and a 2g.12gb+me never together (one OFA). Some
-        branches also refuse pairs of profiles (A100 4g with 3g before R510).
+        Instances do not share copy, decode, encode, JPEG and OFA engines, and a board has at
+        least as many of each as one profile's instances take together, its largest instance
+        or all of its most numerous (B200: seven 1g with a decoder each, where the guide gives
+        the 7g one): so one 1g+me at a time (MIG User Guide), and on A30 a 1g.6gb+me and a
+        2g.12gb+me never together (one OFA). Some branches also refuse pairs of profiles
+        (A100 4g with 3g before R510).
         """
         # Unknown: that the driver refuses exactly these engine mixes; no listing of a
         # refused create was found. On RTX PRO 6000 it pairs +me.all with -me instances.
         chosen = list(profiles)
         for attr in _ENGINE_ATTRS:
-            budget = max(getattr(p, attr) for p in self.profiles)
+            budget = max(getattr(p, attr) * p.instance_count for p in self.profiles)
             if sum(getattr(p, attr) for p in chosen) > budget:
                 return False
         ids = {p.id for p in chosen}
@@ -172,6 +179,9 @@ class MigTable:
         cached = self._variants.get(branch)
         if cached is not None:
             return cached
+        older = [table for before, table in sorted(self.table_before) if (branch,) < before]
+        if older:
+            return self._variants.setdefault(branch, older[0].for_driver(driver))
         since = dict(self.since)
         sizes: dict[int, int] = {}
         # The oldest override that still applies wins: tables list them newest first.
@@ -347,26 +357,43 @@ _SHAPES_8: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
 
 # 4 memory slices. A30: real `-lgip`/`-lgipp` listings (IDs 14, 21, 5, 6, 0; placements
 # {0,1,2,3}:1, {0,2}:2, {0}:4) and the MIG User Guide (names, instance counts). RTX PRO 6000
-# Blackwell: `-lgip` listings in bigstack-oss/cubecos #312 and GoogleCloudPlatform/
-# container-engine-accelerators #564 give IDs 14 (1g), 21 (1g+me), 47 (1g+gfx), 65
-# (1g+me.all); the User Guide's table 11 the instance counts of every row.
-# Unknown: the IDs of the RTX PRO 6000's 1g-me, 2g and 4g rows (2g and 4g as on A30; +gfx
-# adding 33 to the plain ID, +me.all 51, -me 63, as guesses); Blackwell 4-slice placements
-# (the A30's).
+# Blackwell: every ID and instance count from a real driver 580.105.08 `-lgip` of a Max-Q
+# Workstation Edition (a public setup note, February 2026); bigstack-oss/cubecos #312 and
+# GoogleCloudPlatform/container-engine-accelerators #564 list the 1g rows alike.
+# Unknown: Blackwell 4-slice placements (the A30's).
 _SHAPES_4: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "1g": (GI_1_SLICE, 14, 1, 1, 4, (0, 1, 2, 3)),
     "1g+me": (GI_1_SLICE_REV1, 21, 1, 1, 1, (0, 1, 2, 3)),
     "1g+gfx": (GI_1_SLICE_GFX, 47, 1, 1, 4, (0, 1, 2, 3)),
     "1g+me.all": (GI_1_SLICE_ALL_ME, 65, 1, 1, 1, (0, 1, 2, 3)),
-    "1g-me": (GI_1_SLICE_NO_ME, 77, 1, 1, 4, (0, 1, 2, 3)),
+    "1g-me": (GI_1_SLICE_NO_ME, 67, 1, 1, 4, (0, 1, 2, 3)),
     "2g": (GI_2_SLICE, 5, 2, 2, 2, (0, 2)),
     "2g+me": (GI_2_SLICE_REV1, 6, 2, 2, 1, (0, 2)),
-    "2g+gfx": (GI_2_SLICE_GFX, 38, 2, 2, 2, (0, 2)),
-    "2g+me.all": (GI_2_SLICE_ALL_ME, 56, 2, 2, 1, (0, 2)),
-    "2g-me": (GI_2_SLICE_NO_ME, 68, 2, 2, 2, (0, 2)),
+    "2g+gfx": (GI_2_SLICE_GFX, 35, 2, 2, 2, (0, 2)),
+    "2g+me.all": (GI_2_SLICE_ALL_ME, 64, 2, 2, 1, (0, 2)),
+    "2g-me": (GI_2_SLICE_NO_ME, 66, 2, 2, 2, (0, 2)),
     "4g": (GI_4_SLICE, 0, 4, 4, 1, (0,)),
-    "4g+gfx": (GI_4_SLICE_GFX, 33, 4, 4, 1, (0,)),
+    "4g+gfx": (GI_4_SLICE_GFX, 32, 4, 4, 1, (0,)),
 }
+
+# 2 memory slices (RTX PRO 5000 from R590, RTX PRO 4500): names and instance counts from the
+# MIG User Guide's current tables; a 1g holds half the memory, a 2g all of it.
+# Unknown: every profile ID (no listing). Real listings number profiles by their share of the
+# memory and their extras, whatever the slice count: a half is 5 (A30 2g.12gb, RTX PRO 6000
+# 2g.48gb), 6 with +me (A30 2g.12gb+me); the whole GPU 0 (A30 4g.24gb, A100 7g.40gb); the
+# RTX PRO 6000's half-memory +gfx, +me.all and -me rows are 35, 64 and 66 and its whole-GPU
+# +gfx 32 (a real driver 580.105.08 `-lgip` of an RTX PRO 6000 Max-Q). Those are taken here.
+# Placements and GI ids as the 4-slice ones, halved.
+_SHAPES_2: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
+    "1g": (GI_1_SLICE, 5, 1, 1, 2, (0, 1)),
+    "1g+me": (GI_1_SLICE_REV1, 6, 1, 1, 1, (0, 1)),
+    "1g+gfx": (GI_1_SLICE_GFX, 35, 1, 1, 2, (0, 1)),
+    "1g+me.all": (GI_1_SLICE_ALL_ME, 64, 1, 1, 1, (0, 1)),
+    "1g-me": (GI_1_SLICE_NO_ME, 66, 1, 1, 2, (0, 1)),
+    "2g": (GI_2_SLICE, 0, 2, 2, 1, (0,)),
+    "2g+gfx": (GI_2_SLICE_GFX, 32, 2, 2, 1, (0,)),
+}
+_SHAPES = {2: _SHAPES_2, 4: _SHAPES_4, 8: _SHAPES_8}
 
 # Engines per shape as SM / CE / DEC / ENC / JPG / OFA, per engine family.
 Engines = tuple[int, int, int, int, int, int]
@@ -415,29 +442,32 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (36, 4, 4, 0, 4, 0),
         "7g": (78, 8, 7, 0, 7, 1),
     },
-    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2);
-    # MIG User Guide table 9: CE 6/8/16 for 3g/4g/7g, OFA only on 1g+me and 7g. (The guide
-    # lists 1 NVDEC / 1 JPEG and 3 CE for every row up to 2g, which the `-lgip` contradicts.)
-    # Unknown: 3g/4g/7g SMs (60/72 and the whole GPU's 148) and DEC/JPG (one per slice).
+    # B200: gpu-operator PRs #1242/#1351 `-lgip` (1g 18/2/1/0/1/0, 1g.45gb 30, 2g 36/4/2/0/2):
+    # real listings win where they exist, so 2g.45gb has 2 NVDEC / 2 JPEG / 4 CE where the MIG
+    # User Guide's B200 table (R580 and current) says 1 / 1 / 3. The guide for the rows no
+    # listing shows: one NVDEC and one JPEG on 1g+me, 3g, 4g and 7g; CE 6/8/16 for 3g/4g/7g;
+    # OFA only on 1g+me and 7g.
+    # Unknown: 3g/4g/7g SMs (60/72 and the whole GPU's 148).
     "b200": {
-        "1g": (18, 2, 1, 0, 1, 0),
-        "1g+me": (18, 2, 1, 0, 1, 1),
-        "1g2x": (30, 2, 1, 0, 1, 0),
-        "2g": (36, 4, 2, 0, 2, 0),
-        "3g": (60, 6, 3, 0, 3, 0),
-        "4g": (72, 8, 4, 0, 4, 0),
-        "7g": (148, 16, 7, 0, 7, 1),
+        "1g": (18, 2, 1, 0, 1, 0),  # gpu-operator #1351 `-lgip`
+        "1g+me": (18, 2, 1, 0, 1, 1),  # MIG User Guide (SMs as 1g)
+        "1g2x": (30, 2, 1, 0, 1, 0),  # gpu-operator #1351 `-lgip`
+        "2g": (36, 4, 2, 0, 2, 0),  # gpu-operator #1351 `-lgip`
+        "3g": (60, 6, 1, 0, 1, 0),  # MIG User Guide
+        "4g": (72, 8, 1, 0, 1, 0),  # MIG User Guide
+        "7g": (148, 16, 1, 0, 1, 1),  # MIG User Guide
     },
     # GB200: mig-parted #227 `-lgip` of a production board (1g 18/2/1/0/1/0, 1g.47gb 32,
-    # 2g 38/4/2/0/2). Unknown: 3g, 4g and 7g rows, taken like B200's, 7g SMs 152.
+    # 2g 38/4/2/0/2). Unknown: 3g, 4g and 7g rows (no GB200 table in the guide), taken like
+    # B200's; 7g SMs 152.
     "gb200": {
         "1g": (18, 2, 1, 0, 1, 0),
         "1g+me": (18, 2, 1, 0, 1, 1),
         "1g2x": (32, 2, 1, 0, 1, 0),
         "2g": (38, 4, 2, 0, 2, 0),
-        "3g": (66, 6, 3, 0, 3, 0),
-        "4g": (76, 8, 4, 0, 4, 0),
-        "7g": (152, 16, 7, 0, 7, 1),
+        "3g": (66, 6, 1, 0, 1, 0),
+        "4g": (76, 8, 1, 0, 1, 0),
+        "7g": (152, 16, 1, 0, 1, 1),
     },
     # A30: real `-lgip` listings (the A30 tables below): 1g.6gb has a decoder, although the
     # MIG User Guide's table says 0 NVDECs; the rest as the guide's table.
@@ -448,25 +478,50 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "2g+me": (28, 2, 2, 0, 1, 1),
         "4g": (56, 4, 4, 0, 1, 1),
     },
-    # RTX PRO 6000 Blackwell (188 SMs): MIG User Guide table 11 (NVDEC/NVENC/JPEG/OFA and CE
-    # of every row); cubecos #312 / GKE #564 `-lgip` (1g rows: 46 SMs).
-    # Unknown: the SMs of the 2g and 4g rows (twice the 1g's; the whole GPU's 188).
+    # RTX PRO 6000 Blackwell (188 SMs): the real 580.105.08 `-lgip` (see _SHAPES_4): SMs 46 /
+    # 94 / 188, and engines as MIG User Guide table 11 gives them.
     "rtx-pro-6000": {
         "1g": (46, 1, 1, 1, 1, 0),
         "1g+me": (46, 1, 1, 1, 1, 1),
         "1g+gfx": (46, 1, 1, 1, 1, 0),
         "1g+me.all": (46, 1, 4, 4, 4, 1),
         "1g-me": (46, 1, 0, 0, 0, 0),
-        "2g": (92, 2, 2, 2, 2, 0),
-        "2g+gfx": (92, 2, 2, 2, 2, 0),
-        "2g+me.all": (92, 2, 4, 4, 4, 1),
-        "2g-me": (92, 2, 0, 0, 0, 0),
+        "2g": (94, 2, 2, 2, 2, 0),
+        "2g+gfx": (94, 2, 2, 2, 2, 0),
+        "2g+me.all": (94, 2, 4, 4, 4, 1),
+        "2g-me": (94, 2, 0, 0, 0, 0),
         "4g": (188, 4, 4, 4, 4, 1),
         "4g+gfx": (188, 4, 4, 4, 4, 1),
     },
-    # RTX PRO 5000 Blackwell (110 SMs): MIG User Guide table 10 (engines and CE per row).
-    # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
+    # RTX PRO 5000 Blackwell (110 SMs) on R590 and later: the current MIG User Guide's table
+    # (2 slices; engines and CE per row).
+    # Unknown: SMs (half of 110 rounded down to even, as the RTX PRO 6000's real 1g has 46 of
+    # 188; the whole GPU's for 2g).
     "rtx-pro-5000": {
+        "1g": (54, 1, 1, 1, 0, 0),
+        "1g+me": (54, 1, 1, 1, 1, 1),
+        "1g+gfx": (54, 1, 1, 1, 0, 0),
+        "1g+me.all": (54, 1, 3, 3, 1, 1),
+        "1g-me": (54, 1, 0, 0, 0, 0),
+        "2g": (110, 4, 3, 3, 1, 1),
+        "2g+gfx": (110, 4, 3, 3, 1, 1),
+    },
+    # RTX PRO 4500 Blackwell (82 SMs): the current MIG User Guide's table (2 slices; engines
+    # and CE per row; no 1g+me row).
+    # Unknown: SMs (half of 82 rounded down to even, as for the RTX PRO 5000; the whole GPU's
+    # for 2g).
+    "rtx-pro-4500": {
+        "1g": (40, 1, 1, 1, 1, 0),
+        "1g+gfx": (40, 1, 1, 1, 1, 0),
+        "1g+me.all": (40, 1, 3, 3, 2, 1),
+        "1g-me": (40, 1, 0, 0, 0, 0),
+        "2g": (82, 2, 3, 3, 2, 1),
+        "2g+gfx": (82, 2, 3, 3, 2, 1),
+    },
+    # RTX PRO 5000 Blackwell before R590: the R580 MIG User Guide's table 10 (4 slices; engines
+    # and CE per row).
+    # Unknown: SMs (a quarter of 110, rounded down to even; the whole GPU's for 4g).
+    "rtx-pro-5000-r580": {
         "1g": (26, 1, 1, 1, 1, 0),
         "1g+me": (26, 1, 1, 1, 1, 1),
         "1g+gfx": (26, 1, 1, 1, 1, 0),
@@ -490,7 +545,7 @@ def _table(
 
     `counts` overrides the shape's instance count where a board allows fewer.
     """
-    shapes = _SHAPES_4 if board_slices == 4 else _SHAPES_8
+    shapes = _SHAPES[board_slices]
     profiles = []
     for shape, (name, mib) in memory.items():
         index, pid, slices, mem_slices, count, starts = shapes[shape]
@@ -515,8 +570,8 @@ def _table(
                 board_memory_slices=board_slices,
             )
         )
-    if board_slices == 4:
-        options.setdefault("max_gpu_instances", 4)
+    if board_slices != MEMORY_SLICES:
+        options.setdefault("max_gpu_instances", board_slices)
     return MigTable(family, tuple(profiles), board_slices, **options)  # type: ignore[arg-type]
 
 
@@ -603,7 +658,9 @@ H100_80GB = _table(
 # the H100-80GB profiles); SMs from a real 570.169 listing (see engines).
 # Unknown: memory sizes (the H100 SXM ones).
 H100_PCIE = _table("h100-pcie", _H100_80GB_NAMES, min_driver=(525,))
-# H100 NVL / H800 NVL (94 GB): facts §3 (R560 walkthrough, gpu-operator #903 `-lgip`).
+# H100 94 GB, PCIe (H100 NVL, H800 NVL) and SXM5: facts §3 (R560 walkthrough, gpu-operator
+# #903 `-lgip` of an H100 NVL); the MIG User Guide's one table for both (names, instance counts,
+# engines) agrees. Unknown: the H100-SXM5 94GB's sizes (no listing; the NVL's are taken).
 H100_NVL = _table(
     "h100",
     {
@@ -709,9 +766,9 @@ GB200_186GB = _table(
     min_driver=(570,),
 )
 # RTX PRO 6000 Blackwell (Server, Workstation and Max-Q editions): 4 slices (MIG User Guide:
-# at most 4 instances, R575 and later); names from gpu-operator's config. 1g at 23.62 GiB
-# (GKE #564, February 2026); cubecos #312 lists 23.12 GiB. Unknown: the branch of either
-# listing (the newer is taken), and the 2g and 4g sizes (twice / four times the 1g's).
+# at most 4 instances, R575 and later). Sizes from the real 580.105.08 `-lgip` (see
+# _SHAPES_4): 23.62 / 47.38 / 95.00 GiB, as GKE #564 lists the 1g; cubecos #312 lists 23.12
+# GiB. Unknown: the branch of that one (the newer listing is taken for every branch).
 RTX_PRO_6000 = _table(
     "rtx-pro-6000",
     {
@@ -720,34 +777,76 @@ RTX_PRO_6000 = _table(
         "1g+gfx": ("1g.24gb+gfx", 24192),
         "1g+me.all": ("1g.24gb+me.all", 24192),
         "1g-me": ("1g.24gb-me", 24192),
-        "2g": ("2g.48gb", 48384),
-        "2g+gfx": ("2g.48gb+gfx", 48384),
-        "2g+me.all": ("2g.48gb+me.all", 48384),
-        "2g-me": ("2g.48gb-me", 48384),
-        "4g": ("4g.96gb", 96768),
-        "4g+gfx": ("4g.96gb+gfx", 96768),
+        "2g": ("2g.48gb", 48512),
+        "2g+gfx": ("2g.48gb+gfx", 48512),
+        "2g+me.all": ("2g.48gb+me.all", 48512),
+        "2g-me": ("2g.48gb-me", 48512),
+        "4g": ("4g.96gb", 97280),
+        "4g+gfx": ("4g.96gb+gfx", 97280),
     },
     family="blackwell",
     board_slices=4,
     min_driver=(575,),
 )
-# RTX PRO 5000 Blackwell (48 GB): MIG User Guide table 10 (names, instance counts: one 1g of
-# each media kind, three 1g-me, one 2g-me), MIG from R575. Unknown: profile IDs (the RTX PRO
-# 6000's), memory sizes (half the RTX PRO 6000's), and the most instances NVML reports (the
-# guide's GPU list says 2, its profile table allows 4).
-RTX_PRO_5000 = _table(
-    "rtx-pro-5000",
+# RTX PRO 5000 Blackwell (48 GB) before R590: the R580 MIG User Guide's table 10 (names,
+# instance counts: one 1g of each media kind, three 1g-me, one 2g-me), MIG from R575.
+# Unknown: profile IDs (the RTX PRO 6000's), memory sizes (no listing: the RTX PRO 6000's
+# real rows of the same nominal size, 2g.24gb-me as its 1g.24gb, 4g.48gb as its 2g.48gb;
+# 1g.12gb half the 1g.24gb), and whether a real R580 driver lists this table: the same
+# guide's GPU list says at most 2 instances, as the later guides' 2-slice table does.
+RTX_PRO_5000_R580 = _table(
+    "rtx-pro-5000-r580",
     {
         "1g": ("1g.12gb", 12096),
         "1g+me": ("1g.12gb+me", 12096),
         "1g+gfx": ("1g.12gb+gfx", 12096),
         "1g-me": ("1g.12gb-me", 12096),
         "2g-me": ("2g.24gb-me", 24192),
-        "4g": ("4g.48gb", 48384),
-        "4g+gfx": ("4g.48gb+gfx", 48384),
+        "4g": ("4g.48gb", 48512),
+        "4g+gfx": ("4g.48gb+gfx", 48512),
     },
     family="blackwell",
     board_slices=4,
     counts={"1g": 1, "1g+gfx": 1, "1g-me": 3, "2g-me": 1},
+    min_driver=(575,),
+)
+# RTX PRO 5000 Blackwell from R590: the current MIG User Guide's table (2 slices, at most 2
+# instances: 1g.24gb, its +me, +gfx, +me.all and -me kinds, 2g.48gb and 2g.48gb+gfx).
+# Unknown: the branch of the change (taken as R590, the first guide after R580's), profile IDs
+# (see _SHAPES_2), and memory sizes: no listing; the RTX PRO 6000's real rows of the same
+# nominal size (1g.24gb: 24192 MiB, 2g.48gb: 48512), as for the R580 table.
+RTX_PRO_5000 = _table(
+    "rtx-pro-5000",
+    {
+        "1g": ("1g.24gb", 24192),
+        "1g+me": ("1g.24gb+me", 24192),
+        "1g+gfx": ("1g.24gb+gfx", 24192),
+        "1g+me.all": ("1g.24gb+me.all", 24192),
+        "1g-me": ("1g.24gb-me", 24192),
+        "2g": ("2g.48gb", 48512),
+        "2g+gfx": ("2g.48gb+gfx", 48512),
+    },
+    family="blackwell",
+    board_slices=2,
+    min_driver=(575,),
+    table_before=(((590,), RTX_PRO_5000_R580),),
+)
+# RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table (2 slices, at most 2
+# instances); MIG from R575 (575.64, the guide's deployment considerations).
+# Unknown: profile IDs (see _SHAPES_2) and memory sizes: no listing; two thirds (32 GB of
+# 48) of the RTX PRO 6000's real 1g.24gb and 2g.48gb (24192 and 48512 MiB), rounded down to
+# 128 MiB as listed sizes are: 16128 and 32256.
+RTX_PRO_4500 = _table(
+    "rtx-pro-4500",
+    {
+        "1g": ("1g.16gb", 16128),
+        "1g+gfx": ("1g.16gb+gfx", 16128),
+        "1g+me.all": ("1g.16gb+me.all", 16128),
+        "1g-me": ("1g.16gb-me", 16128),
+        "2g": ("2g.32gb", 32256),
+        "2g+gfx": ("2g.32gb+gfx", 32256),
+    },
+    family="blackwell",
+    board_slices=2,
     min_driver=(575,),
 )

@@ -1,14 +1,21 @@
-"""MIG profile tables, GI id numbering, placements and capacity (facts §2-§3)."""
+"""MIG profile tables, GI id numbering, placements and capacity (facts §2-§3); each cited
+table checked by hand through the real pynvml on the simulator."""
 
 from __future__ import annotations
 
+import ctypes
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import pynvml as N
 import pytest
 from conftest import CAPTURES, require
 
+import hwinfo.sim
 from hwinfo.sim import mig_profiles as mp
 from hwinfo.sim.boards import BOARDS
+from hwinfo.sim.scenario import parse_scenario
 
 # facts §3: profile id -> memory MiB per board, and the profile names.
 MEMORY = {
@@ -37,6 +44,28 @@ def table(board: str) -> mp.MigTable:
     mig = BOARDS[board].mig
     assert mig is not None
     return mig
+
+
+@pytest.fixture
+def simulate_gpu() -> Iterator[Callable[[str, str], Any]]:
+    """A one-GPU machine with MIG on, on this driver, through the real pynvml: its handle."""
+    installed = 0
+
+    def make(board: str, driver: str) -> Any:
+        nonlocal installed
+        data = {
+            "format": 1,
+            "driver": {"version": driver},
+            "gpus": [{"board": board, "mig": {"enabled": True}}],
+        }
+        hwinfo.sim.install(parse_scenario(data, "t.json", "t"))
+        installed += 1
+        N.nvmlInit()
+        return N.nvmlDeviceGetHandleByIndex(0)
+
+    yield make
+    for _ in range(installed):
+        hwinfo.sim.uninstall()
 
 
 @pytest.mark.parametrize("board", sorted(MEMORY))
@@ -195,13 +224,19 @@ def _layouts(t: mp.MigTable) -> list[list[tuple[mp.GpuInstanceProfile, int]]]:
     return out
 
 
-@pytest.mark.parametrize("board", MIG_BOARDS)
-def test_table_invariants(board: str) -> None:
+# Every board's table, and each older table a board had, as the branch before its change.
+MIG_TABLES = [(key, None) for key in MIG_BOARDS] + [
+    (key, (before[0] - 1,)) for key in MIG_BOARDS for before, _ in table(key).table_before
+]
+
+
+@pytest.mark.parametrize(("board", "driver"), MIG_TABLES)
+def test_table_invariants(board: str, driver: tuple[int, ...] | None) -> None:
     b = BOARDS[board]
-    t = table(board)
+    t = table(board) if driver is None else table(board).for_driver(driver)
     slices = t.memory_slices
-    compute_slices = 7 if slices == 8 else 4
-    assert slices in (4, 8) and t.max_gpu_instances == compute_slices
+    compute_slices = 7 if slices == 8 else slices
+    assert slices in (2, 4, 8) and t.max_gpu_instances == compute_slices
     for field in ("id", "index", "name"):
         values = [getattr(p, field) for p in t.profiles]
         assert len(values) == len(set(values)), field
@@ -409,3 +444,193 @@ def test_h200_sizes_per_driver_branch() -> None:
     for branch, sizes in H200_SIZES.items():
         table = mp.H200_141GB.for_driver(branch)
         assert {name: table.by_name[name].memory_mib for name in sizes} == sizes
+
+
+# B200 engines per row as DEC / JPEG / OFA / CE. 1g, 1g.45gb and 2g.45gb as the real `-lgip`
+# of gpu-operator #1351 lists them (its 2g.45gb: 2 / 2 / 4 CE where the guide says 1 / 1 / 3);
+# 1g+me, 3g, 4g and 7g, which no real listing shows, as the MIG User Guide's B200 table (R580
+# and current) gives them: one NVDEC and one JPEG each.
+B200_ENGINES = {
+    "1g.23gb": (1, 1, 0, 2),
+    "1g.23gb+me": (1, 1, 1, 2),
+    "1g.45gb": (1, 1, 0, 2),
+    "2g.45gb": (2, 2, 0, 4),
+    "3g.90gb": (1, 1, 0, 6),
+    "4g.90gb": (1, 1, 0, 8),
+    "7g.180gb": (1, 1, 1, 16),
+}
+
+
+def test_b200_engines_follow_real_listings_then_the_guide(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("B200", "590.48.01")
+    seen = {}
+    for index in (0x0, 0x7, 0x9, 0x1, 0x2, 0x3, 0x4):
+        info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        seen[info.name.removeprefix("MIG ")] = (
+            info.decoderCount, info.jpegCount, info.ofaCount, info.copyEngineCount
+        )
+    assert seen == B200_ENGINES
+    # Seven 1g instances each get a decoder although the 7g gets one: the board has seven.
+    t = table("B200")
+    assert t.can_coexist([t.by_name["1g.23gb"]] * 7)
+
+
+def _lgip(gpu: Any) -> dict[str, tuple[int, ...]]:
+    """What `nvidia-smi mig -lgip` shows, read through pynvml: name -> (compute slices,
+    instances, MiB, NVDEC, NVENC, JPEG, OFA, CE, placement starts, placement size)."""
+    rows = {}
+    for index in range(mp.GPU_INSTANCE_PROFILE_COUNT):
+        try:
+            info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        except N.NVMLError_NotSupported:
+            continue
+        count = ctypes.c_uint(info.instanceCount * 8)
+        buf = (N.c_nvmlGpuInstancePlacement_t * count.value)()
+        N.nvmlDeviceGetGpuInstancePossiblePlacements(gpu, info.id, buf, ctypes.byref(count))
+        places = buf[: count.value]
+        (size,) = {p.size for p in places}
+        rows[info.name.removeprefix("MIG ")] = (
+            info.sliceCount,
+            info.instanceCount,
+            info.memorySizeMB,
+            info.decoderCount,
+            info.encoderCount,
+            info.jpegCount,
+            info.ofaCount,
+            info.copyEngineCount,
+            tuple(p.start for p in places),
+            size,
+        )
+    return rows
+
+
+# RTX PRO 5000 Blackwell by driver branch, as the MIG User Guide's tables give names, instance
+# counts, engines (NVDEC / NVENC / JPEG / OFA) and copy engines: R580's table 10 has 4 slices;
+# the current guide 2 slices, at most 2 instances. MiB derived (docs/simulator.md): the RTX
+# PRO 6000's real rows of the same nominal size (24 GB: 24192, 48 GB: 48512), 12 GB half.
+RTX_PRO_5000 = {
+    "580.105.08": {
+        "1g.12gb": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
+        "1g.12gb+me": (1, 1, 12096, 1, 1, 1, 1, 1, (0, 1, 2, 3), 1),
+        "1g.12gb+gfx": (1, 1, 12096, 1, 1, 1, 0, 1, (0, 1, 2, 3), 1),
+        "1g.12gb-me": (1, 3, 12096, 0, 0, 0, 0, 1, (0, 1, 2, 3), 1),
+        "2g.24gb-me": (2, 1, 24192, 0, 0, 0, 0, 2, (0, 2), 2),
+        "4g.48gb": (4, 1, 48512, 3, 3, 1, 1, 4, (0,), 4),
+        "4g.48gb+gfx": (4, 1, 48512, 3, 3, 1, 1, 4, (0,), 4),
+    },
+    "590.48.01": {
+        "1g.24gb": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
+        "1g.24gb+me": (1, 1, 24192, 1, 1, 1, 1, 1, (0, 1), 1),
+        "1g.24gb+gfx": (1, 2, 24192, 1, 1, 0, 0, 1, (0, 1), 1),
+        "1g.24gb+me.all": (1, 1, 24192, 3, 3, 1, 1, 1, (0, 1), 1),
+        "1g.24gb-me": (1, 2, 24192, 0, 0, 0, 0, 1, (0, 1), 1),
+        "2g.48gb": (2, 1, 48512, 3, 3, 1, 1, 4, (0,), 2),
+        "2g.48gb+gfx": (2, 1, 48512, 3, 3, 1, 1, 4, (0,), 2),
+    },
+}
+
+
+@pytest.mark.parametrize("driver", sorted(RTX_PRO_5000))
+def test_rtx_pro_5000_table_by_driver_branch(simulate_gpu: Any, driver: str) -> None:
+    gpu = simulate_gpu("RTX-PRO-5000-BLACKWELL", driver)
+    assert _lgip(gpu) == RTX_PRO_5000[driver]
+    slices = 4 if driver.startswith("580") else 2
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == slices
+
+
+# RTX PRO 4500 Blackwell (32 GB): the current MIG User Guide's table gives names, instance
+# counts, NVDEC / NVENC / JPEG / OFA and copy engines (there is no 1g+me row). MiB derived
+# (docs/simulator.md): two thirds of the RTX PRO 6000's real 1g.24gb and 2g.48gb (24192,
+# 48512), rounded down to 128 MiB.
+RTX_PRO_4500 = {
+    "1g.16gb": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
+    "1g.16gb+gfx": (1, 2, 16128, 1, 1, 1, 0, 1, (0, 1), 1),
+    "1g.16gb+me.all": (1, 1, 16128, 3, 3, 2, 1, 1, (0, 1), 1),
+    "1g.16gb-me": (1, 2, 16128, 0, 0, 0, 0, 1, (0, 1), 1),
+    "2g.32gb": (2, 1, 32256, 3, 3, 2, 1, 2, (0,), 2),
+    "2g.32gb+gfx": (2, 1, 32256, 3, 3, 2, 1, 2, (0,), 2),
+}
+
+
+def test_rtx_pro_4500_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("RTX-PRO-4500-BLACKWELL", "590.48.01")
+    assert N.nvmlDeviceGetName(gpu) == "NVIDIA RTX PRO 4500 Blackwell"
+    assert _lgip(gpu) == RTX_PRO_4500
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == 2
+    # All media engines in one half leave the other half none: only a -me instance fits.
+    all_me = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME)
+    N.nvmlDeviceCreateGpuInstance(gpu, all_me.id)
+    plain = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE)
+    no_me = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME)
+    assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, plain.id) == 0
+    assert N.nvmlDeviceGetGpuInstanceRemainingCapacity(gpu, no_me.id) == 1
+    # MIG from R575 (MIG User Guide, deployment considerations: 575.64 or later).
+    data = {
+        "format": 1,
+        "driver": {"version": "570.172.08"},
+        "gpus": [{"board": "RTX-PRO-4500-BLACKWELL", "mig": {"enabled": True}}],
+    }
+    with pytest.raises(hwinfo.sim.ScenarioError, match="needs driver 575"):
+        parse_scenario(data, "t.json", "t")
+
+
+# H100-SXM5 94GB: the current MIG User Guide's table for the H100 94GB (PCIe and SXM5) gives
+# names, instance counts, NVDEC / JPEG / OFA and copy engines; MiB as the H100 NVL's (the PCIe
+# 94 GB board) real `-lgip` of gpu-operator #903, derived for the SXM5 (docs/simulator.md).
+H100_SXM5_94GB = {
+    "1g.12gb": (1, 7, 11008, 1, 0, 1, 0, 1, (0, 1, 2, 3, 4, 5, 6), 1),
+    "1g.12gb+me": (1, 1, 11008, 1, 0, 1, 1, 1, (0, 1, 2, 3, 4, 5, 6), 1),
+    "1g.24gb": (1, 4, 22144, 1, 0, 1, 0, 1, (0, 2, 4, 6), 2),
+    "2g.24gb": (2, 3, 22144, 2, 0, 2, 0, 2, (0, 2, 4), 2),
+    "3g.47gb": (3, 2, 47488, 3, 0, 3, 0, 3, (0, 4), 4),
+    "4g.47gb": (4, 1, 47488, 4, 0, 4, 0, 4, (0,), 4),
+    "7g.94gb": (7, 1, 95360, 7, 0, 7, 1, 8, (0,), 8),
+}
+
+
+def test_h100_sxm5_94gb_table_as_the_guide_gives_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("H100-SXM5-94GB", "590.48.01")
+    # TSUBAME 4.0's H100 SXM5 94GB on 580.105.08: "NVIDIA H100 94GB", 95830 MiB.
+    assert N.nvmlDeviceGetName(gpu) == "NVIDIA H100 94GB"
+    assert _lgip(gpu) == H100_SXM5_94GB
+    assert N.nvmlDeviceGetMaxMigDeviceCount(gpu) == 7
+
+
+# A real driver 580.105.08 `nvidia-smi mig -lgip` of an RTX PRO 6000 Blackwell Max-Q
+# Workstation Edition (a public setup note, February 2026): every row's ID, instances, GiB
+# (x 1024), SMs, NVDEC / NVENC / JPEG / OFA and CE.
+RTX_PRO_6000_580 = {
+    "1g.24gb": (14, 4, 24192, 46, 1, 1, 1, 0, 1),
+    "1g.24gb+me": (21, 1, 24192, 46, 1, 1, 1, 1, 1),
+    "1g.24gb+gfx": (47, 4, 24192, 46, 1, 1, 1, 0, 1),
+    "1g.24gb+me.all": (65, 1, 24192, 46, 4, 4, 4, 1, 1),
+    "1g.24gb-me": (67, 4, 24192, 46, 0, 0, 0, 0, 1),
+    "2g.48gb": (5, 2, 48512, 94, 2, 2, 2, 0, 2),
+    "2g.48gb+gfx": (35, 2, 48512, 94, 2, 2, 2, 0, 2),
+    "2g.48gb+me.all": (64, 1, 48512, 94, 4, 4, 4, 1, 2),
+    "2g.48gb-me": (66, 2, 48512, 94, 0, 0, 0, 0, 2),
+    "4g.96gb": (0, 1, 97280, 188, 4, 4, 4, 1, 4),
+    "4g.96gb+gfx": (32, 1, 97280, 188, 4, 4, 4, 1, 4),
+}
+
+
+def test_rtx_pro_6000_as_a_real_listing_shows_it(simulate_gpu: Any) -> None:
+    gpu = simulate_gpu("RTX-PRO-6000-BLACKWELL-MAX-Q", "580.105.08")
+    seen = {}
+    for index in range(mp.GPU_INSTANCE_PROFILE_COUNT):
+        try:
+            info = N.nvmlDeviceGetGpuInstanceProfileInfoV(gpu, index)
+        except N.NVMLError_NotSupported:
+            continue
+        seen[info.name.removeprefix("MIG ")] = (
+            info.id,
+            info.instanceCount,
+            info.memorySizeMB,
+            info.multiprocessorCount,
+            info.decoderCount,
+            info.encoderCount,
+            info.jpegCount,
+            info.ofaCount,
+            info.copyEngineCount,
+        )
+    assert seen == RTX_PRO_6000_580

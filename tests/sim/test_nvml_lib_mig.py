@@ -250,10 +250,12 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
         N.nvmlGpuInstanceGetInfo(gis[0])  # a destroyed instance's handle is stale
 
     # The whole GPU as one instance, split into as many 1-slice compute instances as fit.
-    full = _profile_info(
-        gpu,
-        N.NVML_GPU_INSTANCE_PROFILE_7_SLICE if slices == 7 else N.NVML_GPU_INSTANCE_PROFILE_4_SLICE,
-    )
+    whole_gpu = {
+        7: N.NVML_GPU_INSTANCE_PROFILE_7_SLICE,
+        4: N.NVML_GPU_INSTANCE_PROFILE_4_SLICE,
+        2: N.NVML_GPU_INSTANCE_PROFILE_2_SLICE,
+    }
+    full = _profile_info(gpu, whole_gpu[slices])
     whole = N.nvmlDeviceCreateGpuInstance(gpu, full.id)
     assert N.nvmlGpuInstanceGetInfo(whole).id == 0
     ci_one = N.nvmlGpuInstanceGetComputeInstanceProfileInfo(
@@ -280,8 +282,9 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
     N.nvmlGpuInstanceDestroy(whole)
 
     # A mixed layout placed explicitly: a half-GPU instance in the upper half, then the rest
-    # in smaller ones, as the H100 capture's 3g + 2g + 1g + 1g (on 4-slice boards 2g + 1g + 1g;
-    # media-less variants where the board has no plain one, or no more of it).
+    # in smaller ones, as the H100 capture's 3g + 2g + 1g + 1g (on 4-slice boards 2g + 1g + 1g,
+    # on 2-slice ones 1g + 1g; media-less variants where the board has no plain one, or no
+    # more of it).
     def plain_or_no_me(plain: int, no_me: int, taken: int) -> Any:
         info = _supported(gpu, plain)
         if info is not None and taken < info.instanceCount:
@@ -295,7 +298,12 @@ def test_reconfigure_every_mig_board_through_pynvml(simulate: Any, board: str) -
         ones = range(2, upper)
     else:
         half = plain_or_no_me(
-            N.NVML_GPU_INSTANCE_PROFILE_2_SLICE, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE_NO_ME, 0
+            *(
+                (N.NVML_GPU_INSTANCE_PROFILE_2_SLICE, N.NVML_GPU_INSTANCE_PROFILE_2_SLICE_NO_ME)
+                if slices == 4
+                else (N.NVML_GPU_INSTANCE_PROFILE_1_SLICE, N.NVML_GPU_INSTANCE_PROFILE_1_SLICE_NO_ME)
+            ),
+            0,
         )
         placed = [(half.id, upper, upper)]
         ones = range(upper)

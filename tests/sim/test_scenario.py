@@ -91,10 +91,10 @@ def test_every_board_loads_with_defaults(key: str) -> None:
 def test_board_catalogue_names() -> None:
     assert set(BOARDS) == {
         "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "A30",
-        "H100-SXM5-80GB", "H100-PCIE", "H100-NVL", "H800-SXM5-80GB", "H800-PCIE", "H800-NVL",
+        "H100-SXM5-80GB", "H100-SXM5-94GB", "H100-PCIE", "H100-NVL", "H800-SXM5-80GB", "H800-PCIE", "H800-NVL",
         "H20", "GH200-96GB", "GH200-144GB", "H200-SXM-141GB", "H200-NVL", "B200", "GB200",
         "RTX-PRO-6000-BLACKWELL-SERVER", "RTX-PRO-6000-BLACKWELL-WORKSTATION",
-        "RTX-PRO-6000-BLACKWELL-MAX-Q", "RTX-PRO-5000-BLACKWELL",
+        "RTX-PRO-6000-BLACKWELL-MAX-Q", "RTX-PRO-5000-BLACKWELL", "RTX-PRO-4500-BLACKWELL",
         "RTX-4090", "RTX-3090", "RTX-A5000", "T4", "GRID-P4-1Q",
     }  # fmt: skip
     assert BOARDS["H100-SXM5-80GB"].defaults["name"] == "NVIDIA H100 80GB HBM3"
