@@ -103,15 +103,16 @@ def seen_gpus(plan: Plan) -> str:
 
 def _common(plan: Plan) -> dict[str, str]:
     """The measures of every usage query: evaluations, the model map, and for each run of
-    roll-ups the difference between the evaluations they counted and the minute records
-    of their hours (0 unless a roll-up was made before late data arrived)."""
+    roll-ups how many more minute evaluations its hours now hold than the roll-ups counted
+    (0 unless a roll-up was made before late data arrived). Fewer is no fault: minute
+    records older than the engine's retention are gone while their roll-ups are kept."""
     measures = {
         "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan)}))",
         "gpus": seen_gpus(plan),
     }
     for n, (hours, minutes) in enumerate(plan.checks()):
-        measures[f"check{n}"] = (f"abs(sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})) "
-                                 f"- sum(sum_over_time({EVALUATIONS_RECORD}{minutes})))")
+        measures[f"check{n}"] = (f"clamp_min(sum(sum_over_time({EVALUATIONS_RECORD}{minutes})) "
+                                 f"- sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})), 0)")
     return measures
 
 

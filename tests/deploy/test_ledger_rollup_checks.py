@@ -31,8 +31,8 @@ def test_usage_reads_whole_hours_from_the_roll_ups(tmp_path: Path) -> None:
 
 
 def test_a_roll_up_that_misses_minute_records_is_not_used(tmp_path: Path) -> None:
-    # Each hour's count is one evaluation more than its minute records hold (as when they
+    # Each hour's count is one evaluation less than its minute records hold (as when some
     # arrive after the roll-up was made): its held figure is not trusted either.
     told, truth = held(tmp_path, **{HELD_ROLLUP: f"2 * {HELD_ROLLUP}",
-                                    COUNT_ROLLUP: f"{COUNT_ROLLUP} + 1"})
+                                    COUNT_ROLLUP: f"{COUNT_ROLLUP} - 1"})
     assert told == pytest.approx(truth, rel=1e-9)
