@@ -19,16 +19,23 @@ STALE_AFTER_SECONDS = 60.0
 # A host that went silent within this window is listed as down; before it, it is forgotten.
 FORGET_AFTER = "1h"
 
+# What `fleet` reads of each GPU now, in parts asked side by side, each with only the labels
+# it uses (a GPU's uuid and model from hwinfo_gpu_info alone): a 1,000-host fleet is about
+# 60,000 series, more than one answer may hold (urlfetch, inputs), and the engine answers each
+# query on one core.
 _SERIES = (
-    "hwinfo_gpu_info", "hwinfo_gpu_memory_total_bytes", "hwinfo_gpu_memory_used_bytes",
-    "hwinfo_gpu_memory_free_bytes", "hwinfo_gpu_user_processes",
-    "hwinfo_gpu_processes", "hwinfo_gpu_mig_enabled", "hwinfo_gpu_lost",
-    "hwinfo_gpu_user_memory_used_bytes", "hwinfo_mig_device_info", "hwinfo_mig_device_processes",
-    "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
-    "hwinfo_mig_gpu_instance_memory_total_bytes",
-    "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
+    (("hwinfo_gpu_info", "hwinfo_gpu_memory_total_bytes", "hwinfo_gpu_memory_used_bytes",
+      "hwinfo_gpu_memory_free_bytes"), "uuid, name"),
+    (("hwinfo_gpu_user_processes", "hwinfo_gpu_processes", "hwinfo_gpu_mig_enabled",
+      "hwinfo_gpu_lost", "hwinfo_gpu_user_memory_used_bytes"), "user"),
+    (("hwinfo_mig_device_info", "hwinfo_mig_device_processes",
+      "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
+      "hwinfo_mig_gpu_instance_memory_total_bytes",
+      "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"),
+     "gpu_instance_id, compute_instance_id, profile, mig_uuid, user"),
 )
-_NOW = '{__name__=~"' + "|".join(_SERIES) + '"}'
+_NOW = [f'max by (__name__, job, instance, gpu, {labels}) ({{__name__=~"{"|".join(names)}"}})'
+        for names, labels in _SERIES]
 _HOSTS = f"""
 label_replace(last_over_time(hwinfo_gpus[{FORGET_AFTER}]), "measure", "seen", "", "")
 or label_replace(up and on(job, instance) hwinfo_gpus, "measure", "up", "", "")
@@ -122,7 +129,7 @@ def fleet(prometheus: Prometheus, at: float, need_memory: int | None = None,
     if not hosts:
         raise LedgerError(f"{prometheus.url} has no hwinfo series in the last {FORGET_AFTER}: "
                           "is it scraping hwinfo serve?")
-    _fill(hosts, prometheus.query(_NOW, at))
+    _fill(hosts, [s for part in prometheus.queries(_NOW, at) for s in part])
     for host in hosts.values():
         host.gpus.sort(key=lambda g: (len(g.index), g.index))
         if model is not None:
@@ -228,8 +235,9 @@ def _devices_of(devices: dict[tuple[str, str, str, str, str], MigDevice],
 
 
 def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None:
-    if name == "hwinfo_gpu_info":
+    if name == "hwinfo_gpu_info":  # the one series that carries the GPU's uuid and model
         gpu.model = labels.get("name", "")
+        gpu.uuid = labels.get("uuid", gpu.uuid)
     elif name == "hwinfo_gpu_memory_total_bytes":
         gpu.memory_total_bytes = value
     elif name == "hwinfo_gpu_memory_used_bytes":
