@@ -19,8 +19,8 @@ For each lab size (--hosts, default 10, 30 and 100 hosts of 8 GPUs, --days of hi
 Then the same for --fleet-hosts hosts (default 1,000) with 2 hours of data, timing `hwinfo
 fleet --need-memory 40GiB`. It ends with the growth table docs/benchmarks.md quotes.
 
-The history ends an hour after the benchmark starts, so that at the time `fleet` is timed the
-hosts have current data, as a live fleet would.
+The fleet's history ends an hour after its benchmark starts, so that at the time `fleet` is
+timed the hosts have current data, as a live fleet would; the labs' ends before it starts.
 """
 
 from __future__ import annotations
@@ -298,15 +298,20 @@ def size_mib(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
-def backfill(workdir: Path, hosts: int, gpus: int, days: float) -> tuple[Prometheus, list[Device], float]:
+def backfill(workdir: Path, hosts: int, gpus: int, days: float,
+             ahead: bool) -> tuple[Prometheus, list[Device], float]:
     """A lab's history written, backfilled with its ledger rules, and compacted: a running
-    Prometheus over it (with the shipped rules loaded), its devices and its start."""
+    Prometheus over it (with the shipped rules loaded), its devices and its start. With
+    `ahead`, the history runs an hour past now, so that the hosts' data is current while
+    `fleet` is timed; else it ends before now, where the live rules' evaluations begin (an
+    hour of both would count that hour's minutes twice, and usage would rightly refuse that
+    hour's roll-ups)."""
     data, staging = workdir / "data", workdir / "staging"
     for path in (data, staging):
         path.mkdir(parents=True, exist_ok=True)
     minutes = round(days * 1440)
-    # The history ends an hour from now, on a block boundary as promtool cuts them.
-    end = (int(time.time()) + 3600) // BLOCK * BLOCK + BLOCK
+    # On a block boundary as promtool cuts them.
+    end = (int(time.time()) + (3600 + BLOCK if ahead else 0)) // BLOCK * BLOCK
     start = end - minutes * STEP
     print(f"ledger scale: {hosts} hosts x {gpus} GPUs x {days:g} days at {STEP} s "
           f"(every tenth host MIG), in {workdir}", flush=True)
@@ -394,14 +399,15 @@ def main() -> None:
     table: dict[int, dict[str, float]] = {}
     try:
         for hosts in (int(n) for n in args.hosts.split(",")):
-            prometheus, devices, start = backfill(root / f"{hosts}-hosts", hosts, args.gpus, args.days)
+            prometheus, devices, start = backfill(root / f"{hosts}-hosts", hosts, args.gpus,
+                                                  args.days, ahead=False)
             try:
                 table[hosts] = time_usage(prometheus, devices, start, args.days, args.runs)
             finally:
                 prometheus.stop()
             if args.keep is None:
                 shutil.rmtree(root / f"{hosts}-hosts", ignore_errors=True)
-        prometheus, _, _ = backfill(root / "fleet", args.fleet_hosts, args.gpus, 2 / 24)
+        prometheus, _, _ = backfill(root / "fleet", args.fleet_hosts, args.gpus, 2 / 24, ahead=True)
         try:
             fleet = median_wall([*HWINFO, "fleet", "--prometheus", prometheus.url,
                                  "--need-memory", "40GiB"], args.runs)

@@ -45,6 +45,21 @@ class Plan:
         """The range selector suffix of all of (since, until]."""
         return _range(Part(self.parts[0].start, self.until, False), self.until)
 
+    def in_minutes(self, runs: set[int]) -> Plan:
+        """This plan with the runs numbered `runs` (as checks() numbers them) read from
+        minute records, joined to the minute parts beside them."""
+        rolled = [part for part in self.parts if part.rolled]
+        dropped = {id(rolled[n]) for n in runs if n < len(rolled)}
+        parts: list[Part] = []
+        for part in self.parts:
+            if id(part) in dropped:
+                part = Part(part.start, part.end, False)
+            if parts and not part.rolled and not parts[-1].rolled:
+                parts[-1] = Part(parts[-1].start, part.end, False)
+            else:
+                parts.append(part)
+        return Plan(self.until, tuple(parts))
+
     def checks(self) -> list[tuple[str, str]]:
         """For each run of roll-ups: its range over the roll-ups and over the minutes it
         covers, whose evaluation counts must agree."""

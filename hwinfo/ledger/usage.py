@@ -118,18 +118,19 @@ def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: 
     return rollup.plan(times, since, until, hourly.interval_seconds, interval)
 
 
-def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float) -> list[Sample] | None:
-    """The measures of `usage`, or None where a run of roll-ups holds less than the minute
-    records of its hours (made before late or backfilled data arrived)."""
+def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float
+         ) -> tuple[list[Sample], set[int]]:
+    """The measures of `usage`, and the runs of roll-ups that hold less than the minute
+    records of their hours now (made before late or backfilled data arrived)."""
     label = _LABEL[by]
     asked = (queries.attributed_usage(label, plan) if by in ATTRIBUTED_BY
              else queries.usage(label, plan))
     samples = plausible([s for part in prometheus.queries(asked, until) for s in part],
                         prometheus.url)
     # A run whose hours hold no minute evaluation any more has no check answer: trusted.
-    if any(s.value >= 0.5 for s in samples if s.labels.get("measure", "").startswith("check")):
-        return None
-    return [s for s in samples if not s.labels.get("measure", "").startswith("check")]
+    late = {int(measure[len("check"):]) for s in samples
+            if (measure := s.labels.get("measure", "")).startswith("check") and s.value >= 0.5}
+    return [s for s in samples if not s.labels.get("measure", "").startswith("check")], late
 
 
 def usage(prometheus: Prometheus, since: float, until: float, by: str,
@@ -142,9 +143,10 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
                           f"interval ({interval:g} s): no figure can be told for it")
     span = window(until - since)
-    samples = _ask(prometheus, by, _plan(prometheus, groups, since, until, interval), until)
-    if samples is None:
-        samples = _ask(prometheus, by, rollup.minutes_only(since, until), until) or []
+    plan = _plan(prometheus, groups, since, until, interval)
+    samples, late = _ask(prometheus, by, plan, until)
+    if late:  # those hours again, from minute records; the other runs' checks still hold
+        samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
     if not any(s.labels.get("measure") == "gpus" for s in samples):
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")

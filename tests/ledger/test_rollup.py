@@ -58,3 +58,12 @@ def test_parts_are_tagged_so_that_or_keeps_them_all() -> None:
     expr = over(cut, lambda span, rolled: f"sum_over_time(m{'_1h' if rolled else ''}{span})")
     assert expr.count('"part"') == 3 and "m_1h[1ms] offset 3600000ms" in expr
     assert over(minutes_only(0, 60), lambda span, _: f"x{span}") == "x[60000ms]"
+
+
+def test_a_run_refused_is_read_in_minutes_joined_to_its_neighbours() -> None:
+    cut = plan([2 * HOUR, 4 * HOUR, 5 * HOUR], 0, 6 * HOUR, HOUR, MINUTE)
+    again = cut.in_minutes({1})
+    assert [(p.start, p.end, p.rolled) for p in again.parts] == [
+        (0, HOUR - 30, False), (HOUR - 30, 2 * HOUR - 30, True), (2 * HOUR - 30, 6 * HOUR, False)]
+    assert len(again.checks()) == 1
+    assert cut.in_minutes({0, 1}) == minutes_only(0, 6 * HOUR)
