@@ -125,6 +125,10 @@ _CONFIG_LIMIT = 256 << 10
 
 # Modular crypt format of bcrypt: variant, two-digit cost 04..31, 22 salt + 31 hash characters.
 _BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+# Each step of cost doubles a check: 14 takes about a second on a server core. An unknown
+# user is checked against a decoy of the highest cost configured, so one hash of cost 31
+# (days a check) would stall every login that names no real user.
+MAX_BCRYPT_COST = 14
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
@@ -469,10 +473,15 @@ class _Reader:
             if ":" in user:
                 raise self.error(inner, "a user name cannot contain ':' (basic auth splits on it)")
             text = self.string(inner, hashed)
-            if not _BCRYPT_HASH.fullmatch(text):
+            match = _BCRYPT_HASH.fullmatch(text)
+            if not match:
                 raise self.error(
                     inner, "not a bcrypt hash ($2y$, $2a$ or $2b$; make one with htpasswd -nBC 10)"
                 )
+            if int(match.group(1)) > MAX_BCRYPT_COST:
+                raise self.error(inner, f"bcrypt cost {int(match.group(1))} is above "
+                                 f"{MAX_BCRYPT_COST}: each login would take minutes or more "
+                                 "(make one with htpasswd -nBC 10)")
             users[user] = text.encode("ascii")
         return users
 

@@ -210,6 +210,9 @@ ERRORS = [
     ("basic_auth_users: {alice: secret}\n", "basic_auth_users.alice", "not a bcrypt hash"),
     ("basic_auth_users: {alice: '$1$abc$def'}\n", "basic_auth_users.alice", "not a bcrypt hash"),
     ("basic_auth_users: {alice: 12}\n", "basic_auth_users.alice", "expected a string, got int"),
+    # A decoy of this cost would stall every login naming no real user.
+    (f"basic_auth_users: {{alice: '{HASH_2B[:4]}31{HASH_2B[6:]}'}}\n", "basic_auth_users.alice",
+     "bcrypt cost 31 is above 14"),
     (f"basic_auth_users: {{'a:b': '{HASH_2B}'}}\n", "basic_auth_users['a:b']", "cannot contain ':'"),
 ]
 
