@@ -19,6 +19,9 @@ from hwinfo import inputs, urlfetch
 from hwinfo.escape import unicode
 
 SERVICE = "Prometheus"
+# Prometheus and vmalert take rule intervals to the millisecond and evaluate them at most
+# daily: a group outside these is not a ledger's.
+MIN_RULE_INTERVAL_SECONDS = 0.001
 MAX_RULE_INTERVAL_SECONDS = 86400.0
 # VictoriaMetrics answers a range selector's raw samples as application/stream+json.
 JSON_TYPES = ("application/json", "application/stream+json")
@@ -145,10 +148,10 @@ def _rule_groups(data: object, url: str) -> list[RuleGroup]:
         records = frozenset(rule.get("name") for rule in rules
                             if isinstance(rule, dict) and isinstance(rule.get("name"), str)
                             ) if isinstance(rules, list) else frozenset()
-        # No Prometheus evaluates rules less often than daily; a 310-digit interval
-        # would overflow every figure made with it.
+        # A 310-digit interval would overflow every figure made with it, 1e-300 make every
+        # range a sum of nothing.
         if (isinstance(interval, (int, float)) and not isinstance(interval, bool)
-                and 0 < interval <= MAX_RULE_INTERVAL_SECONDS):
+                and MIN_RULE_INTERVAL_SECONDS <= interval <= MAX_RULE_INTERVAL_SECONDS):
             found.append(RuleGroup(unicode(str(group.get("name"))), float(interval),
                                    records))
     return found

@@ -69,6 +69,9 @@ def _no_constants(name: str) -> None:
      "has not loaded the ledger's"),
     ({"groups": [{"name": "x", "interval": 1e300, "rules": RULES["groups"][0]["rules"]}]},
      "has not loaded the ledger's"),
+    # Every figure is a sum times the interval: 1e-300 would make any range read nothing.
+    ({"groups": [{"name": "x", "interval": 1e-300, "rules": RULES["groups"][0]["rules"]}]},
+     "has not loaded the ledger's"),
 ])
 def test_hostile_rule_groups_are_one_line(hostile: tuple[str, dict[str, Any]],
                                           rules: dict[str, Any], expected: str) -> None:
