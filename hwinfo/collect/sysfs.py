@@ -31,12 +31,12 @@ class Root:
     def file(self, rel: str) -> Path:
         return self.path / rel.lstrip("/")
 
-    def read_text(self, rel: str) -> str | None:
+    def read_text(self, rel: str, limit: int = inputs.DEFAULT_LIMIT_BYTES) -> str | None:
         """The file's text (undecodable bytes replaced), None when it cannot be read."""
         path = self.file(rel)
         try:
             # The default limit (16 MiB) is ten times /proc/cpuinfo of a 512-thread machine.
-            data = inputs.read_bytes(path, str(path))
+            data = inputs.read_bytes(path, str(path), limit)
         except inputs.NotReadable:
             return None
         except inputs.InputError as exc:

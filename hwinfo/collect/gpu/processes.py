@@ -80,6 +80,13 @@ def _live_root() -> Root:
     return Root("/")
 
 
+# A kernel's /proc/PID/status is about 1.5 KiB; a command line is bounded by ARG_MAX (2 MiB
+# by default) but a GPU job's is rarely past a few KiB. A tree's larger file is not a
+# process's: it costs that process its owner, read once per process, not 16 MiB each.
+STATUS_MAX_BYTES = 64 * 1024
+CMDLINE_MAX_BYTES = 256 * 1024
+
+
 def tree_owners(root: Root, fallback: OwnerLookup) -> OwnerLookup:
     """Owners looked up below root/proc/PID/ (status, cmdline, cgroup), for a simulated
     machine whose GPU processes a fixture tree (or this machine) holds; `fallback` (the
@@ -87,8 +94,8 @@ def tree_owners(root: Root, fallback: OwnerLookup) -> OwnerLookup:
 
     def owner_of(pid: int) -> ProcessOwner | None:
         try:
-            status = root.read_text(f"proc/{pid}/status")
-            cmdline = root.read_text(f"proc/{pid}/cmdline") or ""
+            status = root.read_text(f"proc/{pid}/status", STATUS_MAX_BYTES)
+            cmdline = root.read_text(f"proc/{pid}/cmdline", CMDLINE_MAX_BYTES) or ""
         except RootError:  # a FIFO or device in the tree: not a process the kernel shows
             status = None
         if status is None:
