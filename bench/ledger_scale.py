@@ -354,7 +354,8 @@ def backfill(workdir: Path, hosts: int, gpus: int, days: float,
     began = time.monotonic()
     prometheus.settle()
     print(f"  Prometheus compacted the backfilled blocks: {time.monotonic() - began:.0f} s")
-    series = int(float(prometheus.query("count({__name__=~'.+'})")[0]["value"][1]))
+    # The series of the last 3 hours: a lab's history may end before now.
+    series = int(float(prometheus.query("count(last_over_time({__name__=~'.+'}[3h]))")[0]["value"][1]))
     print(f"  TSDB: {size_mib(data):,.0f} MiB, {series:,} series", flush=True)
     return prometheus, devices, start
 

@@ -26,3 +26,6 @@ MAX_SYMBOLS = 4096  # a real libnvidia-ml exports about 420
 MAX_SMS = 4096  # streaming multiprocessors of one GPU or instance (B200: 148)
 MAX_ACCOUNTING_BUFFER = 1 << 20
 MAX_RUN_MS = 10**12  # 31 years
+MAX_TEXT_BYTES = 4096  # any string: a GPU job's command line is rarely past a few KiB
+MAX_NAME_BYTES = 95  # NVML_DEVICE_NAME_V2_BUFFER_SIZE (96) less its NUL
+MAX_USER_BYTES = 256  # LOGIN_NAME_MAX on Linux, with its NUL (useradd takes 32)

@@ -19,6 +19,7 @@ from hwinfo.sim.scenario_bounds import (
     MAX_ENERGY_J,
     MAX_MEMORY_MIB,
     MAX_MINOR_NUMBER,
+    MAX_NAME_BYTES,
     MAX_NUMA_NODE,
     MAX_PCIE_GEN,
     MAX_PCIE_WIDTH,
@@ -160,7 +161,7 @@ def gpu_field_readers(
     percent, mib, celsius = bounded(100), bounded(MAX_MEMORY_MIB), bounded(MAX_TEMPERATURE_C)
 
     return {
-        "name": r.str,
+        "name": lambda path, value: r.str(path, value, MAX_NAME_BYTES),
         "uuid": r.str,
         "serial": optional(r.str),
         "vbios_version": optional(r.str),
@@ -426,7 +427,8 @@ def parse_processes(
                 type=r.choice(inputs.member(p, "type"), data.get("type", "compute"), PROCESS_TYPES),
                 gpu_instance_id=gi,
                 compute_instance_id=ci,
-                user=opt_str(r, p, data, "user"),
+                user=None if data.get("user") is None else r.user(inputs.member(p, "user"),
+                                                                   data["user"]),
                 command=opt_str(r, p, data, "command"),
                 name=opt_str(r, p, data, "name"),
                 visible=r.bool(inputs.member(p, "visible"), data.get("visible", True)),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import NoReturn, TypeVar
 
 from hwinfo import inputs
-from hwinfo.sim.scenario_bounds import MAX_COUNT
+from hwinfo.sim.scenario_bounds import MAX_COUNT, MAX_TEXT_BYTES, MAX_USER_BYTES
 from hwinfo.sim.scenario_model import GpmSpec, ScenarioError, Window
 
 T = TypeVar("T")
@@ -70,10 +70,21 @@ class Reader:
             self.fail(path, f"expected true or false, got {kind(value)}")
         return value
 
-    def str(self, path: str, value: object) -> str:
+    def str(self, path: str, value: object, limit: int = MAX_TEXT_BYTES) -> str:
+        """A string of at most `limit` bytes as UTF-8: names reach every line and label."""
         if not isinstance(value, str):
             self.fail(path, f"expected a string, got {kind(value)}")
+        if len(value) > limit or len(value.encode("utf-8", "surrogatepass")) > limit:
+            self.fail(path, f"longer than {limit:,} bytes")
         return value
+
+    def user(self, path: str, value: object) -> str:
+        """A Unix user name: attribution and the ledger split on ':' and lines."""
+        name = self.str(path, value, MAX_USER_BYTES)
+        if not name or any(c in name for c in ":/\n\x00"):
+            self.fail(path, f"{inputs.shown(name)} is not a user name (empty, or with ':', '/', "
+                            "a newline or NUL)")
+        return name
 
     def choice(self, path: str, value: object, choices: Iterable[str]) -> str:
         text = self.str(path, value)

@@ -483,7 +483,15 @@ def test_input_is_not_modified() -> None:
          "gpus[0].xid_events[0].xid: must be at most 4294967295"),
         ({"x" * 10_000: 1}, "x...]: unknown key (known: "),
         ({"a\nb": 1}, "gpus[0]['a\\nb']: unknown key"),  # a newline in a key stays on one line
-        ({"name": "A100", "board": "z" * 10_000}, "gpus[0].board: unknown value 'zzzzzzzz"),
+        ({"name": "A100", "board": "z" * 10_000}, "gpus[0].board: longer than 4,096 bytes"),
+        ({"name": "A100", "board": "z" * 4000}, "gpus[0].board: unknown value 'zzzzzzzz"),
+        ({"name": "N" * 96}, "gpus[0].name: longer than 95 bytes"),
+        # Attribution and the ledger take ':' and lines as separators.
+        ({"processes": [{"pid": 7, "user": "root:x"}]},
+         "gpus[0].processes[0].user: 'root:x' is not a user name"),
+        ({"processes": [{"pid": 7, "user": "a\nb"}]}, "gpus[0].processes[0].user: 'a\\nb' is not"),
+        ({"processes": [{"pid": 7, "user": "u" * 257}]},
+         "gpus[0].processes[0].user: longer than 256 bytes"),
     ],
 )
 def test_numbers_past_their_bounds_are_refused(gpu: dict[str, Any], expected: str) -> None:
@@ -495,7 +503,8 @@ def test_numbers_past_their_bounds_are_refused(gpu: dict[str, Any], expected: st
     ("data", "expected"),
     [
         ({"gpus": [A100] * 256}, "gpus: at most 255 GPUs, got 256"),
-        ({"driver": {"version": "5" * 5000 + ".1"}}, "driver.version: expected a version such as"),
+        ({"driver": {"version": "5" * 5000 + ".1"}}, "driver.version: longer than 4,096 bytes"),
+        ({"driver": {"version": "5" * 4000 + ".1"}}, "driver.version: expected a version such as"),
         ({"driver": {"version": "٥٥٠.54.15"}}, "driver.version: expected a version such as"),
         ({"driver": {"cuda_version": 10**9}}, "driver.cuda_version: must be at most 99990"),
         ({"init_error": "Unknown", "init_error_attempts": 1 << 33}, "init_error_attempts: must be at most"),
