@@ -1,3 +1,3 @@
-from hwinfo.cli import main
+from hwinfo.entry import main
 
 main()

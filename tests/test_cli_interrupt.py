@@ -173,3 +173,28 @@ def test_signal_ends_a_fetch(silent_server: str, command: str, flag: str) -> Non
     assert took < ENDS_WITHIN
     assert result.returncode == (3 if command == "check" else 143)
     assert "Traceback" not in result.stderr
+
+
+# Ctrl-C while the command line's modules are still being imported: the signal is sent from
+# inside, the moment `click` starts to import, so the test does not race the start-up.
+_CTRL_C_WHILE_IMPORTING = """
+import builtins, os, signal, sys
+real_import = builtins.__import__
+def importing(name, *args, **kwargs):
+    if name == "click":
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = importing
+sys.argv = ["hwinfo", *sys.argv[1:]]
+from hwinfo.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0", "--simulate", "dgx-h100"],
+                                     ["report", "--simulate", "dgx-h100"]])
+def test_ctrl_c_during_start_up_ends_quietly_with_130(command: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_IMPORTING, *command],
+                          capture_output=True, text=True, timeout=ENDS_WITHIN * 4, check=False)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Aborted" not in done.stderr, done.stderr
