@@ -19,7 +19,6 @@ the core facts (too_old()) is one line naming the package to change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pynvml as _installed
@@ -61,6 +60,7 @@ def distribution() -> tuple[str, str]:
     """(distribution, version) of the binding imported: the deprecated `pynvml` package or
     nvidia-ml-py's module, read from the directory it was imported from."""
     from importlib import metadata  # here: 20 ms of start-up that only a refusal needs
+    from pathlib import Path
 
     name = "pynvml" if hasattr(_installed, "__path__") else "nvidia-ml-py"
     where = Path(_installed.__file__ or ".").resolve().parent

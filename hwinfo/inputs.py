@@ -19,7 +19,6 @@ refused as an InputError whose text is one line naming the source and what is wr
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -114,6 +113,8 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMI
 
 def parse_json(text: str | bytes, what: str) -> Any:
     """A JSON document, bounded in depth and size; NaN and Infinity are refused."""
+    import json  # here: the procfs readers import this module before a report's CPU window
+
     if _json_values_at_most(text) > MAX_NODES:
         raise InputError(f"{what}: more than {MAX_NODES:,} values")
     # Depth and finiteness are checked while counting and parsing, not by walking the

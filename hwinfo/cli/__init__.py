@@ -7,7 +7,6 @@ for importing the simulator, the exporter or the health rules it does not use.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from typing import Any
 
@@ -33,10 +32,6 @@ COMMANDS = {
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
 }
-
-
-# Commands with a log; the others say everything in their output and exit status.
-_LOGGING = frozenset({"serve"})
 
 
 class LazyGroup(click.Group):
@@ -71,8 +66,5 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(hwinfo.__version__, prog_name="hwinfo")
-@click.pass_context
-def main(ctx: click.Context) -> None:
+def main() -> None:
     """Hardware inventory and telemetry for NVIDIA GPU servers."""
-    if ctx.invoked_subcommand not in _LOGGING:
-        logging.getLogger("hwinfo").addHandler(logging.NullHandler())

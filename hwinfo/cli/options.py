@@ -21,7 +21,6 @@ from click.core import ParameterSource
 
 from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
-from hwinfo.escape import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -132,6 +131,10 @@ class Command(click.Command):
             try:
                 return super().invoke(ctx)
             except click.ClickException as exc:
+                # Imported only here: escaping's own imports (json, dataclasses) would
+                # otherwise come before a report's CPU window opens (collect/cpu.py).
+                from hwinfo.escape import printable
+
                 # A message may quote a server or a file: it stays one line on a terminal.
                 exc.message = printable(exc.message)
                 raise

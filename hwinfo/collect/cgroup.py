@@ -167,7 +167,7 @@ def read_attribution(root: Root, pid: int) -> Attribution | None:
     another PID namespace, or not a file the kernel would write)."""
     path = root.file(f"proc/{pid}/cgroup")
     try:
-        data = inputs.read_bytes(path, str(path), _MAX_BYTES)
+        data = inputs.read_bytes(path, path, _MAX_BYTES)
     except inputs.InputError:  # NotReadable (gone, hidepid) too
         return None
     found = parse(data.decode("utf-8", errors="replace"))
@@ -197,7 +197,7 @@ def _array_task(root: Root, pid: int, job: str | None) -> str | None:
     or all of them as root): the cgroup names an array task by its own job id only."""
     path = root.file(f"proc/{pid}/environ")
     try:
-        data = inputs.read_bytes(path, str(path), _MAX_ENVIRON_BYTES)
+        data = inputs.read_bytes(path, path, _MAX_ENVIRON_BYTES)
     except inputs.InputError:
         return None
     env = dict(item.split(b"=", 1) for item in data.split(b"\x00") if b"=" in item

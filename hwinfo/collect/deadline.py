@@ -11,7 +11,6 @@ interrupts at once: Ctrl-C ends a command even while NVML hangs.
 
 from __future__ import annotations
 
-import logging
 import queue
 import threading
 import time
@@ -21,6 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hwinfo.collect.errors import StaleGpu
+from hwinfo.logs import get_logger
 
 if TYPE_CHECKING:
     from hwinfo.collect.gpu.collector import GpuCollector
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-log = logging.getLogger("hwinfo.nvml")
+log = get_logger("hwinfo.nvml")
 
 
 class Stalled(Exception):

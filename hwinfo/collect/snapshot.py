@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import hwinfo
 from hwinfo.collect.cpu import CpuCollector
 from hwinfo.collect.errors import StaleGpu
-from hwinfo.collect.host import HostCollector
-from hwinfo.collect.memory import MemoryCollector
 from hwinfo.collect.sysfs import Root, RootError
-from hwinfo.model.host import Host
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
     from hwinfo.model.gpu import GpuSystem
+    from hwinfo.model.host import Host
     from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
@@ -96,6 +94,8 @@ class _Unreadable:
 
     @staticmethod
     def identity() -> Host:
+        from hwinfo.model.host import Host
+
         return Host(**dict.fromkeys(f.name for f in dataclasses.fields(Host)))
 
 
@@ -122,8 +122,12 @@ class SnapshotCollector:
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
         self.root = root
         # CPU first: its utilization window opens as it is built, and the others' inventory
-        # is then read within the window instead of before it.
+        # is then read within the window instead of before it; their modules are imported
+        # within it too.
         self.cpu = _built(CpuCollector, root)
+        from hwinfo.collect.host import HostCollector
+        from hwinfo.collect.memory import MemoryCollector
+
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.gpu = gpu

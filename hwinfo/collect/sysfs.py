@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from hwinfo import inputs
 
@@ -22,21 +21,23 @@ class Root:
     """
 
     def __init__(self, path: str | os.PathLike[str] = "/") -> None:
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise RootError(f"procfs root {str(self.path)!r} is not a readable directory")
+        # A string, not a pathlib.Path: importing pathlib (and the urllib.parse and ipaddress
+        # it imports) would be 3 ms of a fresh report before its CPU window opens (cpu.py).
+        self.path = os.fspath(path)
+        if not os.path.isdir(self.path):
+            raise RootError(f"procfs root {self.path!r} is not a readable directory")
         if not os.access(self.path, os.R_OK | os.X_OK):
-            raise RootError(f"procfs root {str(self.path)!r} is not readable")
+            raise RootError(f"procfs root {self.path!r} is not readable")
 
-    def file(self, rel: str) -> Path:
-        return self.path / rel.lstrip("/")
+    def file(self, rel: str) -> str:
+        return os.path.join(self.path, rel.lstrip("/"))
 
     def read_text(self, rel: str, limit: int = inputs.DEFAULT_LIMIT_BYTES) -> str | None:
         """The file's text (undecodable bytes replaced), None when it cannot be read."""
         path = self.file(rel)
         try:
             # The default limit (16 MiB) is ten times /proc/cpuinfo of a 512-thread machine.
-            data = inputs.read_bytes(path, str(path), limit)
+            data = inputs.read_bytes(path, path, limit)
         except inputs.NotReadable:
             return None
         except inputs.InputError as exc:
@@ -67,9 +68,9 @@ class Root:
             return []
 
     def exists(self, rel: str) -> bool:
-        return self.file(rel).exists()
+        return os.path.exists(self.file(rel))
 
 
 def is_live(root: Root) -> bool:
     """Whether the root is this machine's own filesystem, not a fixture tree or a chroot."""
-    return root.path.resolve() == Path("/")
+    return os.path.realpath(root.path) == "/"

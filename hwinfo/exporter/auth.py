@@ -22,7 +22,6 @@ import functools
 import hashlib
 import hmac
 import ipaddress
-import logging
 import math
 import secrets
 import threading
@@ -35,8 +34,9 @@ from typing import Generic, TypeVar
 import bcrypt
 
 from hwinfo.exporter.throttled_log import ThrottledLog
+from hwinfo.logs import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 # bcrypt reads only the first 72 bytes of a password. Longer ones are refused (after the same
 # work as any other check) so that two passwords sharing their first 72 bytes are not both good.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import logging
 import signal
 import sys
 import threading
@@ -19,13 +18,14 @@ from hwinfo.exporter.http import Handler, Request, Response, Server
 from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.status import DaemonStatus
 from hwinfo.exporter.webconfig import WebConfig
+from hwinfo.logs import get_logger
 
 # Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
 # superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
 # node_exporter, 9400 dcgm-exporter, 9835 nvidia_gpu_exporter.)
 DEFAULT_PORT = 9110
 
-log = logging.getLogger("hwinfo.daemon")
+log = get_logger("hwinfo.daemon")
 
 # SIGTERM and SIGINT end the daemon within a second: the server takes at most a quarter of
 # it (http._STOP_GRACE), the sampler and NVML at most this.

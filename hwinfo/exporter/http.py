@@ -20,7 +20,6 @@ import collections
 import functools
 import gzip
 import heapq
-import logging
 import os
 import queue
 import re
@@ -39,8 +38,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from hwinfo.exporter.auth import AuthGate, BasicAuth, GateLimits, Verdict, client_of
 from hwinfo.exporter.throttled_log import ThrottledLog
 from hwinfo.exporter.webconfig import WebConfig, WebConfigError, load_web_config
+from hwinfo.logs import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 _TOKEN_CHAR = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]"
 _TOKEN = re.compile(_TOKEN_CHAR + "+")

@@ -8,7 +8,6 @@ last GPU data in place, flagged stale in the snapshot, and the host sections kee
 from __future__ import annotations
 
 import gzip
-import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,11 +16,12 @@ from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import Rendered, Selection, render
 from hwinfo.exporter.status import DaemonStatus, SourceStatus
+from hwinfo.logs import get_logger
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import OK
 from hwinfo.render.json import render_json
 
-log = logging.getLogger("hwinfo.sampler")
+log = get_logger("hwinfo.sampler")
 
 
 @dataclass

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 from typing import TYPE_CHECKING, Any
 
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
+from hwinfo.logs import get_logger
 from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
 
 # The readers are imported once NVML has started: a machine without a driver (most of those
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.mig import GpuInstanceProfile
     from hwinfo.collect.gpu.processes import OwnerLookup
 
-log = logging.getLogger("hwinfo.gpu")
+log = get_logger("hwinfo.gpu")
 
 # Gpu fields without a default: a lost GPU has them all None but what was known before.
 _REQUIRED = [f.name for f in dataclasses.fields(Gpu) if f.default is dataclasses.MISSING

@@ -9,18 +9,18 @@ event says which GPU/compute instance it was, or 0xFFFFFFFF when it cannot tell.
 from __future__ import annotations
 
 import ctypes
-import logging
 import threading
 import time
 from typing import Any
 
 from hwinfo.binding import function, pynvml
+from hwinfo.logs import get_logger
 from hwinfo.model.gpu import XidErrors
 
 # nvmlEventTypeXidCriticalError (nvml.h), literal: not every binding names it.
 XID_CRITICAL_ERROR = 0x8
 
-log = logging.getLogger("hwinfo.xid")
+log = get_logger("hwinfo.xid")
 
 _UNATTRIBUTED = 0xFFFFFFFF
 _WAIT_MS = 500  # how long one wait blocks: also how soon close() takes effect
