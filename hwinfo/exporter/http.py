@@ -25,20 +25,40 @@ import queue
 import re
 import selectors
 import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from hwinfo.exporter.auth import AuthGate, BasicAuth, GateLimits, Verdict, client_of
 from hwinfo.exporter.throttled_log import ThrottledLog
-from hwinfo.exporter.webconfig import WebConfig, WebConfigError, load_web_config
 from hwinfo.logs import get_logger
+
+if TYPE_CHECKING:
+    import ssl
+
+    from hwinfo.exporter.webconfig import WebConfig, WebConfigError
+
+
+class _TLS:
+    """ssl's socket and retry types, once a web config asks for TLS (load()): ssl and the
+    OpenSSL it maps are about 5 MiB of a daemon that serves plain HTTP. Until then no
+    socket is one of `socket_type` and no exception one of the empty `want_*` tuples."""
+
+    socket_type: tuple[type, ...] = ()
+    want_read: tuple[type[BaseException], ...] = ()
+    want_write: tuple[type[BaseException], ...] = ()
+
+    @classmethod
+    def load(cls) -> None:
+        import ssl
+
+        cls.socket_type = (ssl.SSLSocket,)
+        cls.want_read, cls.want_write = (ssl.SSLWantReadError,), (ssl.SSLWantWriteError,)
 
 logger = get_logger(__name__)
 
@@ -394,13 +414,13 @@ class Server:
             self._drop(conn, "neither TLS nor HTTP")
 
     def _handshake(self, conn: _Conn) -> None:
-        assert isinstance(conn.sock, ssl.SSLSocket)
+        assert isinstance(conn.sock, _TLS.socket_type)
         try:
             conn.sock.do_handshake()
-        except ssl.SSLWantReadError:
+        except _TLS.want_read:
             self._watch(conn, selectors.EVENT_READ)
             return
-        except ssl.SSLWantWriteError:
+        except _TLS.want_write:
             self._watch(conn, selectors.EVENT_WRITE)
             return
         except OSError as exc:
@@ -425,9 +445,9 @@ class Server:
         while len(conn.buffer) <= self._limits.head_bytes:
             try:
                 data = conn.sock.recv(65536)
-            except (BlockingIOError, ssl.SSLWantReadError):
+            except (BlockingIOError, *_TLS.want_read):
                 break
-            except ssl.SSLWantWriteError:
+            except _TLS.want_write:
                 self._watch(conn, selectors.EVENT_WRITE)
                 return False
             except OSError as exc:
@@ -443,7 +463,7 @@ class Server:
             conn.last_active = now
             conn.buffer += data
             # TLS can hold decrypted bytes the selector does not see; read them now.
-            if not (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
+            if not (isinstance(conn.sock, _TLS.socket_type) and conn.sock.pending()):
                 break
         return True
 
@@ -595,12 +615,12 @@ class Server:
             if conn.buffer:
                 conn.deadline = now + self._limits.head_timeout
                 self._advance(conn)
-            elif isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending():
+            elif isinstance(conn.sock, _TLS.socket_type) and conn.sock.pending():
                 self._read(conn)
 
     def _linger(self, conn: _Conn) -> None:
         """Close after the last answer; on plain TCP, half-close first and drain the input."""
-        if isinstance(conn.sock, ssl.SSLSocket):
+        if isinstance(conn.sock, _TLS.socket_type):
             self._close(conn)
             return
         try:
@@ -693,6 +713,8 @@ class Server:
                 logger.warning("%s", note)
         self._config = config
         self._ssl = config.ssl_context
+        if self._ssl is not None:
+            _TLS.load()
         self._auth.update(config.users)
         self._headers = tuple(config.headers.items())
 
@@ -721,6 +743,7 @@ class Server:
             logger.info("no web config to reload: hwinfo serve was started without one")
             return
         previous = self._config
+        from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
         def load() -> None:
             try:
@@ -744,6 +767,8 @@ class Server:
         except queue.Empty:
             return
         self._reloading = False
+        from hwinfo.exporter.webconfig import WebConfigError  # loaded: a config is running
+
         if isinstance(outcome, WebConfigError):
             logger.warning("web config not reloaded, keeping the previous one: %s", outcome)
             return
@@ -822,15 +847,15 @@ class Server:
         output, sock = conn.output, conn.sock
         while output:
             try:
-                if isinstance(sock, ssl.SSLSocket):
+                if isinstance(sock, _TLS.socket_type):
                     # A TLS write that could not finish must be retried with the same buffer.
                     sent = sock.send(output[0])
                 else:
                     sent = sock.sendmsg(output)  # head and body in one segment where they fit
-            except (BlockingIOError, ssl.SSLWantWriteError):
+            except (BlockingIOError, *_TLS.want_write):
                 conn.wants = selectors.EVENT_WRITE
                 return
-            except ssl.SSLWantReadError:  # a TLS renegotiation or key update under way
+            except _TLS.want_read:  # a TLS renegotiation or key update under way
                 conn.wants = selectors.EVENT_READ
                 return
             while sent and sent >= len(output[0]):

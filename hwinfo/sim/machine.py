@@ -31,6 +31,7 @@ import uuid as uuid_mod
 from collections import deque
 from collections.abc import Iterable, Mapping
 
+from hwinfo.sim import builtin_hash
 from hwinfo.sim.accounting import AccountingBuffer, Record
 from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.mig_profiles import (
@@ -469,7 +470,7 @@ class Machine:
         gi_id, ci_id = ci.gpu_instance.spec.id, ci.spec.id
         old_form = f"MIG-{gpu.spec.uuid}/{gi_id}/{ci_id}"
         new_form = "MIG-" + str(
-            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
+            builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
         )
         if ci.spec.uuid is not None:  # the dump's own (-L), masked or not
             new_form = ci.spec.uuid

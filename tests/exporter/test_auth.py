@@ -8,7 +8,6 @@ import bcrypt
 import pytest
 from conftest import require_tool
 
-from hwinfo.exporter import auth
 from hwinfo.exporter.auth import (
     Admission,
     AuthGate,
@@ -38,7 +37,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
         calls.append(hashed)
         return real(password, hashed)
 
-    monkeypatch.setattr(auth.bcrypt, "checkpw", counting)
+    monkeypatch.setattr(bcrypt, "checkpw", counting)
     yield calls
 
 
@@ -327,7 +326,7 @@ def test_a_failing_check_fails_closed_and_logs_one_line(
     def broken(password: bytes, hashed: bytes) -> bool:
         raise ValueError("Invalid salt")
 
-    monkeypatch.setattr(auth.bcrypt, "checkpw", broken)
+    monkeypatch.setattr(bcrypt, "checkpw", broken)
     for n in range(5):
         gate.admit(header("alice", f"secret{n}"), "10.0.0.1", str(n))
     assert [ok for _, ok in verdicts.wait(5)] == [False] * 5

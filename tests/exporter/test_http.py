@@ -17,6 +17,7 @@ import pytest
 from conftest import Pki, require_tool
 
 from hwinfo.exporter import http as http_module
+from hwinfo.exporter import webconfig as webconfig_module
 from hwinfo.exporter.auth import GateLimits
 from hwinfo.exporter.http import Limits, Request, Response, Server, ServerError, gzip_bytes
 from hwinfo.exporter.webconfig import WebConfig, load_web_config
@@ -721,14 +722,14 @@ def test_a_slow_reload_stalls_neither_scrapes_nor_shutdown(
     path = tmp_path / "web.yml"
     path.write_text("")
     loading, release = threading.Event(), threading.Event()
-    load = http_module.load_web_config
+    load = webconfig_module.load_web_config
 
     def slow_load(*args: object, **kwargs: object) -> WebConfig:  # a file PyYAML is slow on
         loading.set()
         release.wait(30)
         return load(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(http_module, "load_web_config", slow_load)
+    monkeypatch.setattr(webconfig_module, "load_web_config", slow_load)
     server = Server(("127.0.0.1", 0), ROUTES, load_web_config(path))
     loop = threading.Thread(target=server.serve_forever)
     loop.start()
