@@ -195,12 +195,17 @@ def prometheus_scraping(
         print(f"--- the last lines of {log} ---\n{tail(log)}")
         raise
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if it has not ended 10 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def assert_every_query_answers(stack: Stack, board: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from tests.deploy.prometheus_stack import Stack, free_ports, tail, wait_for
+from tests.deploy.prometheus_stack import Stack, free_ports, stop, tail, wait_for
 
 
 def _ready(url: str, process: subprocess.Popen[bytes]) -> bool:
@@ -63,7 +63,7 @@ def victoria_scraping(hwinfo_urls: Sequence[str], workdir: Path,
             with path.open("wb") as out:
                 process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                            stdin=subprocess.DEVNULL)
-            running.callback(_stop, process)
+            running.callback(stop, process)
             processes.append(process)
         try:
             for url, process in ((vm, processes[0]), (vmalert, processes[1])):
@@ -75,11 +75,3 @@ def victoria_scraping(hwinfo_urls: Sequence[str], workdir: Path,
                 print(f"--- the last lines of {path} ---\n{tail(path)}")
             raise
 
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
