@@ -44,6 +44,7 @@ class RuleGroup:
     name: str
     interval_seconds: float
     records: frozenset[str]  # the names its recording rules write
+    failing: frozenset[str] = frozenset()  # those whose last evaluation failed
 
 
 class Prometheus:
@@ -99,12 +100,19 @@ class Prometheus:
         result = data.get("result") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(result, list):
             raise LedgerError(f"{self.url}: the answer to a range selector is not a matrix")
+        times = []
         try:
-            times = [float(t) for series in result for t, _ in series["values"]]
+            for series in result:
+                for pair in series["values"]:
+                    if not (isinstance(pair, list) and len(pair) == 2):
+                        raise TypeError("not a [time, value] pair")
+                    times.append(float(pair[0]))
         except (KeyError, TypeError, ValueError, OverflowError):
             raise LedgerError(f"{self.url}: a series of the answer is malformed") from None
         if not all(math.isfinite(t) for t in times):
             raise LedgerError(f"{self.url}: a sample time of the answer is not a number")
+        if any(not 0 < t <= at + 1 for t in times):  # a range selector ends at `at`
+            raise LedgerError(f"{self.url}: a sample time of the answer is outside the range asked")
         return times
 
     def queries(self, exprs: Sequence[str], at: float) -> list[list[Sample]]:
@@ -145,15 +153,17 @@ def _rule_groups(data: object, url: str) -> list[RuleGroup]:
             continue
         interval = group.get("interval")
         rules = group.get("rules")
-        records = frozenset(rule.get("name") for rule in rules
-                            if isinstance(rule, dict) and isinstance(rule.get("name"), str)
-                            ) if isinstance(rules, list) else frozenset()
+        named = [rule for rule in rules if isinstance(rule, dict)
+                 and isinstance(rule.get("name"), str)] if isinstance(rules, list) else []
+        records = frozenset(rule["name"] for rule in named)
+        # Prometheus and vmalert both say "err" of a rule whose last evaluation failed.
+        failing = frozenset(rule["name"] for rule in named if rule.get("health") == "err")
         # A 310-digit interval would overflow every figure made with it, 1e-300 make every
         # range a sum of nothing.
         if (isinstance(interval, (int, float)) and not isinstance(interval, bool)
                 and MIN_RULE_INTERVAL_SECONDS <= interval <= MAX_RULE_INTERVAL_SECONDS):
             found.append(RuleGroup(unicode(str(group.get("name"))), float(interval),
-                                   records))
+                                   records, failing))
     return found
 
 

@@ -81,6 +81,15 @@ PEAK_ROLLUPS = {"hwinfo_gpu_user_memory_used_bytes": "hwinfo:ledger_user_memory:
 EVALUATIONS_ROLLUP = EVALUATIONS_RECORD + ROLLUP_SUFFIX
 
 
+def rollups(attributed: bool) -> frozenset[str]:
+    """The roll-up records usage() (or attributed_usage()) reads: all must be there and
+    evaluating, or a run of hours would add nothing for the one that is not."""
+    shares = ATTRIBUTED_RECORDS.values() if attributed else [*SHARE_RECORDS.values(), UNSEEN_RECORD]
+    peak = PEAK_ROLLUPS[ATTRIBUTED_MEMORY if attributed else "hwinfo_gpu_user_memory_used_bytes"]
+    return frozenset({*(record + ROLLUP_SUFFIX for record in shares), EVALUATIONS_ROLLUP,
+                      GPUS_ROLLUP, peak})
+
+
 def summed(record: str, selector: str, plan: Plan) -> str:
     """A recorded share summed over the plan's range, per series: roll-ups and minutes."""
     return over(plan, lambda span, rolled: (
@@ -103,16 +112,17 @@ def seen_gpus(plan: Plan) -> str:
 
 def _common(plan: Plan) -> dict[str, str]:
     """The measures of every usage query: evaluations, the model map, and for each run of
-    roll-ups how many more minute evaluations its hours now hold than the roll-ups counted
-    (0 unless a roll-up was made before late data arrived). Fewer is no fault: minute
-    records older than the engine's retention are gone while their roll-ups are kept."""
+    roll-ups how far the evaluations they counted are from the minute records of their
+    hours now: more minutes, late data the roll-ups missed; fewer, roll-ups that overlap (a
+    group interval edited apart from the rules' [1h] windows). No answer where the minute
+    records are gone past the engine's retention while their roll-ups are kept."""
     measures = {
         "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan)}))",
         "gpus": seen_gpus(plan),
     }
     for n, (hours, minutes) in enumerate(plan.checks()):
-        measures[f"check{n}"] = (f"clamp_min(sum(sum_over_time({EVALUATIONS_RECORD}{minutes})) "
-                                 f"- sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})), 0)")
+        measures[f"check{n}"] = (f"abs(sum(sum_over_time({EVALUATIONS_RECORD}{minutes})) "
+                                 f"- sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})))")
     return measures
 
 

@@ -108,11 +108,14 @@ def window(seconds: float) -> str:
 
 
 def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: float,
-          interval: float) -> rollup.Plan:
-    """Whole hours from the hourly roll-ups where the engine records them, else minutes."""
+          interval: float, attributed: bool) -> rollup.Plan:
+    """Whole hours from the hourly roll-ups where the engine records every one of them (and
+    none failed its last evaluation), else minutes."""
     minutes = rollup.minutes_only(since, until)
+    needed = queries.rollups(attributed)
     hourly = next((g for g in groups if queries.EVALUATIONS_ROLLUP in g.records), None)
-    if hourly is None or until - since < hourly.interval_seconds + interval:
+    if (hourly is None or not needed <= hourly.records or needed & hourly.failing
+            or until - since < hourly.interval_seconds + interval):
         return minutes
     times = prometheus.sample_times(queries.EVALUATIONS_ROLLUP + minutes.whole, until)
     return rollup.plan(times, since, until, hourly.interval_seconds, interval)
@@ -120,8 +123,8 @@ def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: 
 
 def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float
          ) -> tuple[list[Sample], set[int]]:
-    """The measures of `usage`, and the runs of roll-ups that hold less than the minute
-    records of their hours now (made before late or backfilled data arrived)."""
+    """The measures of `usage`, and the runs of roll-ups that do not hold what the minute
+    records of their hours hold now (late data, overlapping roll-ups)."""
     label = _LABEL[by]
     asked = (queries.attributed_usage(label, plan) if by in ATTRIBUTED_BY
              else queries.usage(label, plan))
@@ -143,7 +146,7 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
                           f"interval ({interval:g} s): no figure can be told for it")
     span = window(until - since)
-    plan = _plan(prometheus, groups, since, until, interval)
+    plan = _plan(prometheus, groups, since, until, interval, by in ATTRIBUTED_BY)
     samples, late = _ask(prometheus, by, plan, until)
     if late:  # those hours again, from minute records; the other runs' checks still hold
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
@@ -164,6 +167,10 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
     # Held shares but no count: recorded by rules older than the count; coverage unknown.
     covered = evaluations * interval if evaluations >= 1 else None
+    if covered is not None and covered > until - since + 1.5 * interval:
+        raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
+                          f"of a {until - since:g} s range: rules loaded twice, or overlapping "
+                          "roll-ups; no figure can be trusted")
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices)
     if advise:

@@ -15,10 +15,12 @@ HELD_ROLLUP = f"sum_over_time(hwinfo:ledger_held:share[{ROLLUP_SECONDS}s] offset
 COUNT_ROLLUP = f"sum_over_time(hwinfo:ledger_evaluations:count[{ROLLUP_SECONDS}s] offset 500ms)"
 
 
-def held(tmp_path: Path, **rules: str) -> tuple[float, float]:
-    """erin's held GPU-seconds over a range as `usage` tells them, and as the minute records do."""
+def held(tmp_path: Path, rollup: str = "hwinfo:ledger_held:share_1h", **rules: str
+         ) -> tuple[float, float]:
+    """erin's held GPU-seconds over a range as `usage` tells them, and as the minute records
+    do, once `rollup` has been recorded a few times."""
     with lab(tmp_path, {"idle": LAB["idle"]}, **rules) as (stack, _):
-        wait_for_rollups(stack)
+        wait_for_rollups(stack, rollup)
         until = time.time() - 2
         return (usage(stack, until)["erin"]["held_gpu_seconds"],
                 minute_sums(stack, "hwinfo:ledger_held:share", until)["erin"])

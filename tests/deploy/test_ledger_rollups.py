@@ -17,14 +17,14 @@ RANGE_SECONDS = 3.5 * ROLLUP_SECONDS
 ROLLUPS_FIRST = 4
 
 
-def wait_for_rollups(stack: Stack) -> None:
+def wait_for_rollups(stack: Stack, record: str = "hwinfo:ledger_held:share_1h") -> None:
     """Until every holding has had its held time rolled up ROLLUPS_FIRST times, so that the
     range lies after the lab's start: on VictoriaMetrics a new series becomes searchable a
     few seconds after it is written, which a roll-up every 10 s (of records half a second
     old; 30 s as shipped) can miss."""
     window = f"{round((ROLLUPS_FIRST + 0.5) * ROLLUP_SECONDS)}s"
     wait_for(f"{ROLLUPS_FIRST} roll-ups of every holding", lambda: stack.query(
-        f"min(count_over_time(hwinfo:ledger_held:share_1h[{window}])) >= {ROLLUPS_FIRST}"),
+        f"min(count_over_time({record}[{window}])) >= {ROLLUPS_FIRST}"),
         timeout=(ROLLUPS_FIRST + 3) * ROLLUP_SECONDS + 30)
 
 

@@ -147,3 +147,14 @@ def test_a_servers_error_stays_one_line(hostile: tuple[str, dict[str, Any]],
         {"status": "error", "error": "bad\x00 query\r\nError: forged\x1b]0;pwned\x07"}).encode()
     line = one_line(run(command, "--prometheus", url))
     assert "bad\\x00 query" in line and "\\x1b]0;pwned\\x07" in line
+
+
+def test_more_evaluations_than_the_range_holds_is_refused(hostile: tuple[str, dict[str, Any]]) -> None:
+    # A day of 1-minute rules holds 1,440 evaluations; 2,880 (in each of the queries this
+    # server answers alike) is rules loaded twice, or overlapping roll-ups, and every figure
+    # made of them would be doubled or more.
+    url, answers = hostile
+    answers["query"] = {**held_by("alice"), "result": [
+        *held_by("alice")["result"], {"metric": {"measure": "evaluations"}, "value": [AT, "2880"]}]}
+    assert "rules were evaluated for 518400 s of a 86400 s range" in one_line(
+        run("usage", "--prometheus", url, "--since", "1d", "--until", str(AT)))
