@@ -50,7 +50,7 @@ LAB = {
 
 # The hourly roll-ups' period in the tests, and how far before its evaluation an hour ends
 # (half the minute rules' interval, as shipped).
-ROLLUP_SECONDS = 10
+ROLLUP_SECONDS = 5
 
 
 def rules_every_second(workdir: Path, **replace: str) -> Path:

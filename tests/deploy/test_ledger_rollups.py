@@ -1,5 +1,5 @@
 """The hourly roll-ups on both engines: a range read from roll-ups and minute records gives
-what the minute records alone give, to the last evaluation (roll-ups every 10 s here)."""
+what the minute records alone give, to the last evaluation (roll-ups every 5 s here)."""
 
 from __future__ import annotations
 
@@ -15,24 +15,33 @@ from tests.deploy.prometheus_stack import Stack, wait_for
 # Three hours of roll-ups and then some: the range below holds at least two whole ones.
 RANGE_SECONDS = 3.5 * ROLLUP_SECONDS
 ROLLUPS_FIRST = 4
+# usage's figures and the minute records they sum.
+COMPARED = (("held_gpu_seconds", "hwinfo:ledger_held:share"),
+            ("busy_gpu_seconds", "hwinfo:ledger_busy:share"),
+            ("idle_held_gpu_seconds", "hwinfo:ledger_idle:share"),
+            ("unknown_gpu_seconds", "hwinfo:ledger_unknown:share"),
+            ("energy_joules", "hwinfo:ledger_power:watts"))
 
 
-def wait_for_rollups(stack: Stack, record: str = "hwinfo:ledger_held:share_1h") -> None:
-    """Until every holding has had its held time rolled up ROLLUPS_FIRST times, so that the
-    range lies after the lab's start: on VictoriaMetrics a new series becomes searchable a
-    few seconds after it is written, which a roll-up every 10 s (of records half a second
-    old; 30 s as shipped) can miss."""
+def wait_for_rollups(stack: Stack, *records: str) -> None:
+    """Until every series of each roll-up `record` (`_1h`) has been rolled up ROLLUPS_FIRST
+    times, so that the range lies after its minute series began and became searchable: on
+    VictoriaMetrics a new series is found a few seconds after it is written, and vmalert
+    reads a chained record (busy reads held and activity) only once the records it reads
+    have arrived, so busy begins seconds after held; a roll-up every 5 s (of records half a
+    second old; 30 s as shipped) can miss such a start."""
     window = f"{round((ROLLUPS_FIRST + 0.5) * ROLLUP_SECONDS)}s"
-    wait_for(f"{ROLLUPS_FIRST} roll-ups of every holding", lambda: stack.query(
-        f"min(count_over_time({record}[{window}])) >= {ROLLUPS_FIRST}"),
-        timeout=(ROLLUPS_FIRST + 3) * ROLLUP_SECONDS + 30)
+    every = " and ".join(f"min(count_over_time({record}[{window}])) >= {ROLLUPS_FIRST}"
+                         for record in records)
+    wait_for(f"{ROLLUPS_FIRST} roll-ups of every series of {', '.join(records)}",
+             lambda: stack.query(every), timeout=(ROLLUPS_FIRST + 3) * ROLLUP_SECONDS + 30)
 
 
 @pytest.fixture(scope="module", params=ENGINES)
 def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Stack]:
     with lab(tmp_path_factory.mktemp("rollups"), engine=request.param) as (running, _):
-        wait_for_rollups(running)
+        wait_for_rollups(running, *(f"{record}_1h" for _, record in COMPARED))
         yield running
 
 
@@ -53,11 +62,7 @@ def usage(stack: Stack, until: float) -> dict[str, Any]:
 def test_roll_ups_and_minutes_give_what_minutes_alone_give(stack: Stack) -> None:
     until = time.time() - 2  # records of the last moments may still be arriving
     rows = usage(stack, until)
-    for field, record in (("held_gpu_seconds", "hwinfo:ledger_held:share"),
-                          ("busy_gpu_seconds", "hwinfo:ledger_busy:share"),
-                          ("idle_held_gpu_seconds", "hwinfo:ledger_idle:share"),
-                          ("unknown_gpu_seconds", "hwinfo:ledger_unknown:share"),
-                          ("energy_joules", "hwinfo:ledger_power:watts")):
+    for field, record in COMPARED:
         truth = minute_sums(stack, record, until)
         assert truth, record
         for user, seconds in truth.items():
