@@ -26,7 +26,10 @@ def duration_seconds(text: str) -> float:
     """`7d`, `30s`, `1h30m` (Prometheus's units: ms s m h d w y) in seconds, above zero."""
     spec = text.strip()
     parts = _DURATION.findall(spec)
-    if not parts or "".join(n + u for n, u in parts) != spec:
+    sizes = [_DURATION_UNITS[u] for _, u in parts]
+    # As in Prometheus, each unit at most once, larger first: `1h1h` and `30m1h` are typos.
+    if (not parts or "".join(n + u for n, u in parts) != spec
+            or sizes != sorted(set(sizes), reverse=True)):
         raise ValueError(f"{text!r} is not a duration (e.g. 30s, 12h, 7d, 1h30m)")
     seconds = sum(int(n[:12]) * _DURATION_UNITS[u] for n, u in parts)
     if not 0 < seconds <= MAX_DURATION_SECONDS:

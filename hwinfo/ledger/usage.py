@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -172,7 +173,7 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
                           f"of a {until - since:g} s range: rules loaded twice, or overlapping "
                           "roll-ups; no figure can be trusted")
     ledger = Ledger(since, until, by, interval, covered, rows, total)
-    _notes(ledger, unseen, prices)
+    _notes(ledger, unseen, prices, time.time())
     if advise:
         ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
                                           prometheus.url), interval, ledger.notes)
@@ -194,8 +195,12 @@ def _add_unseen(rows: list[Usage], unseen: list[Sample], label: str, interval: f
         by_key[key].unseen_gpu_seconds = (by_key[key].unseen_gpu_seconds or 0.0) + s.value * interval
 
 
-def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None) -> None:
-    notes, total, span = ledger.notes, ledger.total, ledger.until - ledger.since
+def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: float) -> None:
+    notes, total = ledger.notes, ledger.total
+    span = min(ledger.until, now) - ledger.since  # the future is not time the rules missed
+    if ledger.until - now > ledger.interval_seconds:
+        notes.append(f"the range ends {ledger.until - now:.0f} s from now: what is still to "
+                     "come is in no figure")
     if not any(row.held_gpu_seconds for row in ledger.rows):
         notes.append(f"no {ledger.by} held a GPU in this range" if ledger.by in ATTRIBUTED_BY
                      else "no GPU was held in this range")

@@ -16,7 +16,8 @@ def test_durations(text: str, seconds: float) -> None:
 
 
 @pytest.mark.parametrize("text", ["", "7", "d", "7 d", "-7d", "7.5d", "1e3s", "7D", "٣d", "0s",
-                                  "11y", "9" * 40 + "d", "7d\n1h"])
+                                  "11y", "9" * 40 + "d", "7d\n1h", "1h1h", "30m1h",
+                                  "1s1ms1s"])
 def test_bad_durations(text: str) -> None:
     with pytest.raises(ValueError) as raised:
         duration_seconds(text)

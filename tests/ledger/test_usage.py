@@ -3,6 +3,8 @@ the end-to-end test asks a real one)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from hwinfo.ledger.prices import Prices
@@ -147,3 +149,17 @@ def test_time_the_rules_did_not_cover_is_noted() -> None:
     older = usage(_Recorded([GPUS, sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
                   9400, 10_000, "user")
     assert older.covered_seconds is None and any("did not count" in n for n in older.notes)
+
+
+def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> None:
+    # 3 evaluations of a minute: all of the 3 minutes up to now; the 10 to come are unseen
+    # because they have not happened, which is not the rules' fault.
+    now = time.time()
+    ledger = usage(_Recorded([GPUS, sample("evaluations", 3),  # type: ignore[arg-type]
+                              sample("held", 3, user="ann", model=A100)]),
+                   now - 180, now + 600, "user")
+    [ahead] = [n for n in ledger.notes if n.startswith("the range ends")]
+    seconds = ahead.removeprefix("the range ends ").removesuffix(
+        " s from now: what is still to come is in no figure")
+    assert 590 <= int(seconds) <= 600
+    assert not any(n.startswith("the rules evaluated") for n in ledger.notes)
