@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,32 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     only add Prometheus instances competing for the same cores.
     """
     return min(8, 2 * len(os.sched_getaffinity(0)))
+
+
+# Parameters whose tests pytest-xdist runs apart from the rest of their file: each is a lab on
+# a second engine (tests/deploy/ledger_stack.py's ENGINES) that takes a minute to fill.
+APART = ("victoria-metrics",)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, except that a file's tests on another engine are a unit of their own.
+
+    The end-to-end ledger files run every test on Prometheus and on VictoriaMetrics, each
+    behind a module-scoped lab. As one unit they were the suite's longest; split, the two labs
+    fill on two workers at once.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ByFileAndEngine(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            params = nodeid.partition("[")[2]  # the test's parameter ids, if any
+            return next((f"{scope}[{name}]" for name in APART if name in params), scope)
+
+    return ByFileAndEngine(config, log)
 
 
 def in_ci() -> bool:
