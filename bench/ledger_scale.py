@@ -335,8 +335,9 @@ def backfill(workdir: Path, hosts: int, gpus: int, days: float,
     for n, first in enumerate(range(0, minutes, per_block)):
         path = staging / f"{n:04d}.om"
         count = min(per_block, minutes - first)
+        # The series only `fleet` reads, in the last two blocks: with `ahead`, now lies in them.
         samples += write_block(path, devices, hosts, gpus, first, count, start,
-                               current=first + count == minutes)
+                               current=first + count > minutes - 2 * per_block)
         files.append(path)
     print(f"  wrote {samples:,} samples in {len(files)} files: {time.monotonic() - began:.0f} s",
           flush=True)
@@ -408,7 +409,8 @@ def time_usage(prometheus: Prometheus, devices: list[Device], start: float, days
 
 def time_fleet(root: Path, hosts: int, gpus: int, runs: int) -> tuple[float, float, float]:
     """`fleet --need-memory 40GiB` over `hosts` hosts' current state: median, min, max."""
-    prometheus, _, _ = backfill(root / "fleet", hosts, gpus, 2 / 24, ahead=True)
+    # Four hours ending one to three hours past now (promtool's 2-hour blocks).
+    prometheus, _, _ = backfill(root / "fleet", hosts, gpus, 4 / 24, ahead=True)
     try:
         fleet = median_wall([*HWINFO, "fleet", "--prometheus", prometheus.url,
                              "--need-memory", "40GiB"], runs)
