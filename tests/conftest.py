@@ -49,21 +49,36 @@ APART = ("victoria-metrics",)
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadfile`, except that a file's tests on another engine are a unit of their own.
+    """`--dist loadfile`, except that a file's tests on another engine are a unit of their own,
+    and the slowest units go first.
 
     The end-to-end ledger files run every test on Prometheus and on VictoriaMetrics, each
     behind a module-scoped lab. As one unit they were the suite's longest; split, the two labs
-    fill on two workers at once.
+    fill on two workers at once. pytest-xdist hands out the files with the most tests first,
+    which left the deploy tests (few tests, each waiting a minute on a real engine) to the
+    end, one worker finishing a minute after the others.
     """
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    def slowness(scope: str) -> int:
+        return 0 if scope.endswith(tuple(f"[{name}]" for name in APART)) else (
+            1 if scope.startswith("tests/deploy/") else 2)
 
     class ByFileAndEngine(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             params = nodeid.partition("[")[2]  # the test's parameter ids, if any
             return next((f"{scope}[{name}]" for name in APART if name in params), scope)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not getattr(self, "slowest_first", False):
+                units = sorted(self.workqueue.items(), key=lambda unit: slowness(unit[0]))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.slowest_first = True
+            super()._assign_work_unit(node)
 
     return ByFileAndEngine(config, log)
 
