@@ -302,6 +302,8 @@ def halves(layer: Path) -> list[Path]:
 
 
 def move_blocks(source: Path, data: Path) -> None:
+    if not source.is_dir():  # promtool writes no directory where the rules recorded nothing
+        return
     for block in source.iterdir():
         if block.is_dir():
             shutil.move(str(block), data / block.name)

@@ -16,6 +16,8 @@ from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
 # GPU data older than this is stale: hwinfo samples every 5 s by default, and a stalled NVML
 # call keeps the last values in place.
 STALE_AFTER_SECONDS = 60.0
+# The most any fact fleet reads may be: 1 PiB of memory (counts and flags are far less).
+MAX_FACT = 2.0**50
 # A host that went silent within this window is listed as down; before it, it is forgotten.
 FORGET_AFTER = "1h"
 
@@ -129,7 +131,12 @@ def fleet(prometheus: Prometheus, at: float, need_memory: int | None = None,
     if not hosts:
         raise LedgerError(f"{prometheus.url} has no hwinfo series in the last {FORGET_AFTER}: "
                           "is it scraping hwinfo serve?")
-    _fill(hosts, [s for part in prometheus.queries(_NOW, at) for s in part])
+    samples = [s for part in prometheus.queries(_NOW, at) for s in part]
+    for s in samples:  # bytes, counts and flags: none negative, none past a PiB
+        if not 0 <= s.value <= MAX_FACT:
+            raise LedgerError(f"{prometheus.url}: {s.labels.get('__name__', 'a series')} of "
+                              f"{s.value:g} cannot be a GPU's (negative or absurd)")
+    _fill(hosts, samples)
     for host in hosts.values():
         host.gpus.sort(key=lambda g: (len(g.index), g.index))
         if model is not None:

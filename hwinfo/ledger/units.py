@@ -15,7 +15,7 @@ _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 *
                    "y": 365 * 86400}
 _DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)", re.ASCII)
 _SIZE_UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-               "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+               "pib": 2**50, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "pb": 10**15}
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)", re.IGNORECASE | re.ASCII)
 # Ten years: longer than any Prometheus keeps, short enough to stay a sane query range.
 MAX_DURATION_SECONDS = 10 * 365 * 86400
@@ -31,7 +31,11 @@ def duration_seconds(text: str) -> float:
     if (not parts or "".join(n + u for n, u in parts) != spec
             or sizes != sorted(set(sizes), reverse=True)):
         raise ValueError(f"{text!r} is not a duration (e.g. 30s, 12h, 7d, 1h30m)")
-    seconds = sum(int(n[:12]) * _DURATION_UNITS[u] for n, u in parts)
+    # Ten years is 12 digits of any unit: a longer number is out of range, never cut short.
+    digits = [n.lstrip("0") for n, _ in parts]
+    if any(len(n) > 12 for n in digits):
+        raise ValueError(f"{text!r} is not between 1ms and 10 years")
+    seconds = sum(int(n or "0") * _DURATION_UNITS[u] for n, (_, u) in zip(digits, parts))
     if not 0 < seconds <= MAX_DURATION_SECONDS:
         raise ValueError(f"{text!r} is not between 1ms and 10 years")
     return seconds
@@ -64,7 +68,11 @@ def size_bytes(text: str) -> int:
     unit = match.group(2).lower() if match else ""
     if match is None or unit not in _SIZE_UNITS:
         raise ValueError(f"{text!r} is not a size (e.g. 40GiB, 512MiB, 80GB)")
-    value = float(match.group(1)[:20]) * _SIZE_UNITS[unit]
+    number = match.group(1).lstrip("0")
+    # 1 PiB is 16 digits in bytes: a longer whole part is out of range, never cut short.
+    if len(number.partition(".")[0]) > 20:
+        raise ValueError(f"{text!r} is not between 1 byte and 1 PiB")
+    value = float(number or "0") * _SIZE_UNITS[unit]
     if not 0 < value <= MAX_SIZE_BYTES:
         raise ValueError(f"{text!r} is not between 1 byte and 1 PiB")
     return math.ceil(value)

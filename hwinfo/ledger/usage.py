@@ -146,6 +146,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     if until - since < interval:
         raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
                           f"interval ({interval:g} s): no figure can be told for it")
+    if since <= 0 or since >= time.time():
+        raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
+                          + ": nothing was recorded in it")
     span = window(until - since)
     plan = _plan(prometheus, groups, since, until, interval, by in ATTRIBUTED_BY)
     samples, late = _ask(prometheus, by, plan, until)
@@ -172,6 +175,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
                           f"of a {until - since:g} s range: rules loaded twice, or overlapping "
                           "roll-ups; no figure can be trusted")
+    _possible(total, sum(1 for s in samples if s.labels.get("measure") == "gpus"),
+              covered if covered is not None else until - since, interval, prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
@@ -227,6 +232,21 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
     if prices is not None:
         for model in sorted(total.unpriced_models):
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
+
+
+def _possible(total: Usage, gpus: int, covered: float, interval: float, url: str) -> None:
+    """A LedgerError where the totals are more than the GPUs seen can hold: at most one
+    holder's share of each GPU at each evaluation, and busy, idle and unknown parts of held.
+    Two evaluations a GPU are allowed over: vmalert's records lag one evaluation a step."""
+    held = total.held_gpu_seconds - total.accounted_gpu_seconds
+    slack = 2 * interval * max(gpus, 1)
+    if held > gpus * (covered + interval) + slack:
+        raise LedgerError(f"{url}: {held:g} GPU-seconds held in {covered:g} s of {gpus} GPUs "
+                          "cannot be: no figure can be trusted")
+    parts = total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds
+    if parts > held + slack:
+        raise LedgerError(f"{url}: busy, idle and unknown ({parts:g} GPU-seconds) are more than "
+                          f"held ({held:g}): no figure can be trusted")
 
 
 def plausible(samples: list[Sample], url: str) -> list[Sample]:

@@ -10,6 +10,7 @@ from hwinfo.ledger.units import duration_seconds, size_bytes, unix_time
 @pytest.mark.parametrize(("text", "seconds"), [
     ("30s", 30), ("12h", 43200), ("7d", 604800), ("1h30m", 5400), ("2w", 1209600),
     ("1y", 31536000), ("500ms", 0.5), (" 7d ", 604800),
+    ("0000000000001h30m", 5400),  # leading zeros are no reason to cut a number short
 ])
 def test_durations(text: str, seconds: float) -> None:
     assert duration_seconds(text) == seconds
@@ -17,7 +18,8 @@ def test_durations(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "7", "d", "7 d", "-7d", "7.5d", "1e3s", "7D", "٣d", "0s",
                                   "11y", "9" * 40 + "d", "7d\n1h", "1h1h", "30m1h",
-                                  "1s1ms1s"])
+                                  "1s1ms1s",
+                                  "1000000000000ms", "3000000000000ms"])
 def test_bad_durations(text: str) -> None:
     with pytest.raises(ValueError) as raised:
         duration_seconds(text)
@@ -41,12 +43,14 @@ def test_bad_times(text: str) -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("40GiB", 40 * 2**30), ("40 GiB", 40 * 2**30), ("512MiB", 512 * 2**20), ("80GB", 80 * 10**9),
     ("1.5GiB", 3 * 2**29), ("1024", 1024), ("40gib", 40 * 2**30),
+    ("000000000000000000040GiB", 40 * 2**30), ("1PiB", 2**50), ("0.5GiB", 2**29),
 ])
 def test_sizes(text: str, expected: int) -> None:
     assert size_bytes(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "GiB", "40XB", "-1GiB", "0", "2PiB", "1e3GiB", "nan", "٣GiB"])
+@pytest.mark.parametrize("text", ["", "GiB", "40XB", "-1GiB", "0", "2PiB", "1e3GiB", "nan", "٣GiB",
+                                  "1" + "0" * 20 + "b"])
 def test_bad_sizes(text: str) -> None:
     with pytest.raises(ValueError):
         size_bytes(text)

@@ -163,3 +163,23 @@ def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> 
         " s from now: what is still to come is in no figure")
     assert 590 <= int(seconds) <= 600
     assert not any(n.startswith("the rules evaluated") for n in ledger.notes)
+
+
+@pytest.mark.parametrize(("ahead", "expected"), [(None, "starts before 1970"),
+                                                 (3600.0, "starts after now")])
+def test_a_range_with_nothing_recorded_in_it_is_refused(ahead: float | None, expected: str) -> None:
+    since = -100.0 if ahead is None else time.time() + ahead
+    with pytest.raises(WindowError, match=expected):
+        usage(_Recorded([GPUS]), since, since + 3600, "user")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("samples", [
+    # 1e9 GPU-seconds held in an hour of one GPU.
+    [GPUS, sample("evaluations", 60), sample("held", 1e9 / 60, user="ann", model=A100)],
+    # Busy five times held.
+    [GPUS, sample("evaluations", 60), sample("held", 30, user="ann", model=A100),
+     sample("busy", 150, user="ann", model=A100)],
+])
+def test_figures_the_gpus_seen_cannot_hold_are_refused(samples: list[Sample]) -> None:
+    with pytest.raises(LedgerError, match="no figure can be trusted"):
+        usage(_Recorded(samples), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
