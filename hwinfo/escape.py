@@ -7,8 +7,9 @@ scenario's JSON can spell any lone surrogate. And any string, a server's include
 control characters that break a line or drive a terminal (set its title, move its cursor).
 One function per kind of output, used by every renderer of that kind:
 
-- `printable`: the terminal and one-line messages: control characters and undecodable
-  bytes as escapes (`\\n`, `\\x1b`, `\\xe9`), nothing else changed; `printable_copy` applies
+- `printable`: the terminal and one-line messages: control characters, bidirectional
+  formatting characters and undecodable bytes as escapes (`\\n`, `\\x1b`, `\\u202e`,
+  `\\xe9`), nothing else changed; `printable_copy` applies
   it to every string of what a text renderer is handed;
 - `unicode`: formats that are UTF-8 but have no escape of their own for a byte (the
   Prometheus exposition): undecodable bytes as the text `\\xe9`;
@@ -27,9 +28,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Controls, lone surrogates, and the bidirectional formatting characters, which reorder what
+# a terminal shows after them (a user named with U+202E reads backwards, and the columns after).
+_UNSAFE = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL = re.compile(f"[{_UNSAFE}]")
 # The same, sparing the SGR colour sequences our own Style writes.
-_CONTROL_BUT_COLOUR = re.compile("\x1b\\[[0-9;]*m|[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_BUT_COLOUR = re.compile(f"\x1b\\[[0-9;]*m|[{_UNSAFE}]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

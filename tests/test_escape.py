@@ -31,6 +31,13 @@ def test_control_characters_are_escaped() -> None:
     assert printable("\x1b]0;pwned\x07\x1b[2J\x9b") == "\\x1b]0;pwned\\x07\\x1b[2J\\x9b"
 
 
+def test_bidirectional_formatting_is_escaped_and_other_scripts_are_not() -> None:
+    # U+202E would show "ann" and the columns after it right to left (Trojan Source).
+    assert printable("ann\u202e 4 GPUs") == "ann\\u202e 4 GPUs"
+    assert printable("\u2066x\u2069\u200f\u061c", keep_colour=True) == "\\u2066x\\u2069\\u200f\\u061c"
+    assert printable("مستخدم עברית") == "مستخدم עברית"
+
+
 def test_colour_is_kept_only_when_asked() -> None:
     red = "\x1b[31;1mLOST\x1b[0m"
     assert printable(red, keep_colour=True) == red

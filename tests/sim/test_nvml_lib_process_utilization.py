@@ -39,8 +39,15 @@ def gpus() -> Iterator[list[Any]]:
 def test_samples_of_the_processes_that_have_them(gpus: list[Any], call: Any) -> None:
     samples = call(gpus[0], 0)
     assert [(s.pid, s.smUtil, s.memUtil) for s in samples] == [(10, 37, 12)]
-    with pytest.raises(N.NVMLError_NotFound):  # nothing newer than the latest sample
-        call(gpus[0], samples[0].timeStamp)
+    with pytest.raises(N.NVMLError_NotFound):  # nothing newer than a time to come
+        call(gpus[0], samples[0].timeStamp + 3_600_000_000)
+    # Asked again from the latest sample: only newer ones, or none, as a period may have
+    # begun in between on a busy machine.
+    try:
+        newer = call(gpus[0], samples[0].timeStamp)
+    except N.NVMLError_NotFound:
+        newer = []
+    assert all(s.timeStamp > samples[0].timeStamp for s in newer)
     with pytest.raises(N.NVMLError_NotFound):  # no process of this GPU has samples
         call(gpus[1], 0)
     with pytest.raises(N.NVMLError_NotSupported):  # MIG mode (nvml.h)
