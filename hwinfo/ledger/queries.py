@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hwinfo.ledger.rollup import ROLLUP_SUFFIX, Plan, over
+from hwinfo.ledger.rollup import HOST_ROLLUP_SUFFIX, ROLLUP_SUFFIX, USER_ROLLUP_SUFFIX, Plan, over
 
 HELD_RECORD = "hwinfo:ledger_held:share"
 GPU_KEY = "job, instance, gpu, uuid"
@@ -49,10 +49,19 @@ def union(measures: Mapping[str, str]) -> str:
     return "\nor\n".join(tagged(name, expr) for name, expr in measures.items())
 
 
+def _named(span: str) -> str:
+    """hwinfo_gpu_info's last series in `span` (a range selector's suffix), its GPU's name
+    copied to a `model` label."""
+    return f'label_replace(last_over_time(hwinfo_gpu_info{span}), "model", "$1", "name", "(.*)")'
+
+
+def _models_in(span: str) -> str:
+    return f"group by ({GPU_KEY}, model) ({_named(span)})"
+
+
 def models(window: str) -> str:
     """Each GPU seen in the window, with its model as a `model` label, value 1."""
-    return (f"group by ({GPU_KEY}, model) (label_replace("
-            f'last_over_time(hwinfo_gpu_info[{window}]), "model", "$1", "name", "(.*)"))')
+    return _models_in(f"[{window}]")
 
 
 def with_model(expr: str, window: str) -> str:
@@ -74,43 +83,51 @@ def whole_gpus(window: str) -> str:
 # once, which on a 2-core machine takes a week of 100 hosts from 3.0 s to 1.8 s (more parts
 # gain nothing there).
 USAGE_PARTS = 3
-# The hourly roll-ups' names for what the ledger reads over a range (rollup.py).
+# The hourly roll-ups' names for what the ledger reads over a range (rollup.py). The shares
+# and the users' peak memory are rolled up by user and model (USER_ROLLUP_SUFFIX) and by host
+# and model (HOST_ROLLUP_SUFFIX); the attribution group's by user, model, job, pod and
+# container (ROLLUP_SUFFIX). Each family has its own count of evaluations.
 GPUS_ROLLUP = "hwinfo:ledger_gpus:info_1h"
-PEAK_ROLLUPS = {"hwinfo_gpu_user_memory_used_bytes": "hwinfo:ledger_user_memory:peak_bytes_1h",
-                ATTRIBUTED_MEMORY: "hwinfo:ledger_attributed_memory:peak_bytes_1h"}
-EVALUATIONS_ROLLUP = EVALUATIONS_RECORD + ROLLUP_SUFFIX
+USER_MEMORY = "hwinfo_gpu_user_memory_used_bytes"
+PEAK_ROLLUP = "hwinfo:ledger_user_memory:peak_bytes"
+ATTRIBUTED_PEAK_ROLLUP = "hwinfo:ledger_attributed_memory:peak_bytes" + ROLLUP_SUFFIX
+ATTRIBUTED_LABELS = ("slurm_job", "pod_uid", "container_id")
 
 
-def rollups(attributed: bool) -> frozenset[str]:
-    """The roll-up records usage() (or attributed_usage()) reads: all must be there and
-    evaluating, or a run of hours would add nothing for the one that is not."""
-    shares = ATTRIBUTED_RECORDS.values() if attributed else [*SHARE_RECORDS.values(), UNSEEN_RECORD]
-    peak = PEAK_ROLLUPS[ATTRIBUTED_MEMORY if attributed else "hwinfo_gpu_user_memory_used_bytes"]
-    return frozenset({*(record + ROLLUP_SUFFIX for record in shares), EVALUATIONS_ROLLUP,
-                      GPUS_ROLLUP, peak})
+def rollup_suffix(by: str) -> str:
+    """The suffix of the roll-ups usage() reads when it groups by the label `by`."""
+    if by in ATTRIBUTED_LABELS:
+        return ROLLUP_SUFFIX
+    return HOST_ROLLUP_SUFFIX if by == "instance" else USER_ROLLUP_SUFFIX
 
 
-def summed(record: str, selector: str, plan: Plan) -> str:
+def rollups(by: str) -> frozenset[str]:
+    """The roll-up records usage() (or attributed_usage()) reads grouping by the label `by`:
+    all must be there and evaluating, or a run of hours would add nothing for the one that
+    is not."""
+    suffix = rollup_suffix(by)
+    if by in ATTRIBUTED_LABELS:
+        read = {record + suffix for record in ATTRIBUTED_RECORDS.values()}
+        read.add(ATTRIBUTED_PEAK_ROLLUP)
+    else:
+        read = {record + suffix for record in [*SHARE_RECORDS.values(), PEAK_ROLLUP]}
+        read.add(UNSEEN_RECORD + ROLLUP_SUFFIX)
+    return frozenset({*read, EVALUATIONS_RECORD + suffix, GPUS_ROLLUP})
+
+
+def summed(record: str, selector: str, plan: Plan, suffix: str = ROLLUP_SUFFIX) -> str:
     """A recorded share summed over the plan's range, per series: roll-ups and minutes."""
     return over(plan, lambda span, rolled: (
-        f"sum_over_time({record}{ROLLUP_SUFFIX if rolled else ''}{selector}{span})"))
-
-
-def peak(metric: str, selector: str, plan: Plan) -> str:
-    """A memory series' peak over the plan's range, per series."""
-    return over(plan, lambda span, rolled: (
-        f"max_over_time({PEAK_ROLLUPS[metric] if rolled else metric}{selector}{span})"))
+        f"sum_over_time({record}{suffix if rolled else ''}{selector}{span})"))
 
 
 def seen_gpus(plan: Plan) -> str:
     """Each GPU seen in the plan's range, with its model as a `model` label, value 1."""
     return f"group by ({GPU_KEY}, model) (" + over(plan, lambda span, rolled: (
-        f"last_over_time({GPUS_ROLLUP}{span})" if rolled else
-        f'label_replace(last_over_time(hwinfo_gpu_info{span}), "model", "$1", "name", "(.*)")')
-    ) + ")"
+        f"last_over_time({GPUS_ROLLUP}{span})" if rolled else _named(span))) + ")"
 
 
-def _common(plan: Plan) -> dict[str, str]:
+def _common(plan: Plan, suffix: str) -> dict[str, str]:
     """The measures of every usage query: evaluations, the model map, and for each run of
     roll-ups how far the evaluations they counted are from the minute records of their
     hours now: more minutes, late data the roll-ups missed; fewer, roll-ups that overlap (a
@@ -122,27 +139,28 @@ def _common(plan: Plan) -> dict[str, str]:
     }
     for n, (hours, minutes) in enumerate(plan.checks()):
         measures[f"check{n}"] = (f"abs(sum(sum_over_time({EVALUATIONS_RECORD}{minutes})) "
-                                 f"- sum(sum_over_time({EVALUATIONS_ROLLUP}{hours})))")
+                                 f"- sum(sum_over_time({EVALUATIONS_RECORD}{suffix}{hours})))")
     return measures
 
 
 def usage(by: str, plan: Plan) -> list[str]:
     """Every figure of `hwinfo usage`, in USAGE_PARTS queries to send together: the recorded
-    shares summed by `by` and the model; the raw series' figures per GPU and user, and each
-    GPU with its model (`gpus`), which the client joins. A week of the model map costs as
-    much as a week of one share record, so it is read once rather than once per raw measure
-    (each join would read it again)."""
+    shares and the peak memory by `by` and the model; the accounting counters per GPU and
+    user, and each GPU with its model (`gpus`), which the client joins."""
     keys = by if by == "model" else f"{by}, model"
-    measures = {name: f"sum by ({keys}) ({summed(record, '', plan)})"
+    suffix = rollup_suffix(by)
+    measures = {name: f"sum by ({keys}) ({summed(record, '', plan, suffix)})"
                 for name, record in SHARE_RECORDS.items()}
     per_gpu = f"{GPU_KEY}, user"
     # Counters of short processes are read whole: their increase does not add up by hour.
     measures |= {name: f"sum by ({per_gpu}) (increase({counter}{plan.whole}))"
                  for name, counter in ACCOUNTED_COUNTERS.items()}
-    measures["peak_memory"] = (f"max by ({per_gpu}) "
-                               f"({peak('hwinfo_gpu_user_memory_used_bytes', '', plan)})")
+    measures["peak_memory"] = f"max by ({keys}) (" + over(plan, lambda span, rolled: (
+        f"max_over_time({PEAK_ROLLUP}{suffix}{span})" if rolled else
+        f"max_over_time({USER_MEMORY}{span}) * on({GPU_KEY}) group_left(model) {_models_in(span)}"
+    )) + ")"
     measures["unseen"] = f"sum by (instance, model) ({summed(UNSEEN_RECORD, '', plan)})"
-    return _parts(measures | _common(plan))
+    return _parts(measures | _common(plan, suffix))
 
 
 def _parts(measures: dict[str, str]) -> list[str]:
@@ -158,9 +176,10 @@ def attributed_usage(label: str, plan: Plan) -> list[str]:
     only = f'{{{label}!=""}}'
     measures = {name: f"sum by ({label}, model) ({summed(record, only, plan)})"
                 for name, record in ATTRIBUTED_RECORDS.items()}
-    measures["peak_memory"] = (f"max by ({GPU_KEY}, {label}) "
-                               f"({peak(ATTRIBUTED_MEMORY, only, plan)})")
-    return _parts(measures | _common(plan))
+    measures["peak_memory"] = f"max by ({GPU_KEY}, {label}) (" + over(plan, lambda span, rolled: (
+        f"max_over_time({ATTRIBUTED_PEAK_ROLLUP if rolled else ATTRIBUTED_MEMORY}{only}{span})"
+    )) + ")"
+    return _parts(measures | _common(plan, ROLLUP_SUFFIX))
 
 
 def profiles(window: str) -> dict[str, str]:

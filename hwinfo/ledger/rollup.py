@@ -15,7 +15,11 @@ from dataclasses import dataclass
 # More runs than this (an engine that missed many hourly evaluations) and the whole range is
 # read minute by minute: each part is one more selector in every measure.
 MAX_RUNS = 8
+# The hourly roll-ups' suffixes: of the attributed shares (by job, pod and container), and of
+# the others by user and by host (each with its model).
 ROLLUP_SUFFIX = "_1h"
+USER_ROLLUP_SUFFIX = "_by_user_1h"
+HOST_ROLLUP_SUFFIX = "_by_host_1h"
 
 
 @dataclass(frozen=True)

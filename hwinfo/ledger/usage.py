@@ -109,16 +109,17 @@ def window(seconds: float) -> str:
 
 
 def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: float,
-          interval: float, attributed: bool) -> rollup.Plan:
+          interval: float, by: str) -> rollup.Plan:
     """Whole hours from the hourly roll-ups where the engine records every one of them (and
     none failed its last evaluation), else minutes."""
     minutes = rollup.minutes_only(since, until)
-    needed = queries.rollups(attributed)
-    hourly = next((g for g in groups if queries.EVALUATIONS_ROLLUP in g.records), None)
+    needed = queries.rollups(_LABEL[by])
+    count = queries.EVALUATIONS_RECORD + queries.rollup_suffix(_LABEL[by])
+    hourly = next((g for g in groups if count in g.records), None)
     if (hourly is None or not needed <= hourly.records or needed & hourly.failing
             or until - since < hourly.interval_seconds + interval):
         return minutes
-    times = prometheus.sample_times(queries.EVALUATIONS_ROLLUP + minutes.whole, until)
+    times = prometheus.sample_times(count + minutes.whole, until)
     return rollup.plan(times, since, until, hourly.interval_seconds, interval)
 
 
@@ -150,7 +151,7 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
                           + ": nothing was recorded in it")
     span = window(until - since)
-    plan = _plan(prometheus, groups, since, until, interval, by in ATTRIBUTED_BY)
+    plan = _plan(prometheus, groups, since, until, interval, by)
     samples, late = _ask(prometheus, by, plan, until)
     if late:  # those hours again, from minute records; the other runs' checks still hold
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)

@@ -13,9 +13,9 @@ from tests.deploy.test_ledger_rollup_checks import COUNT_ROLLUP, held
 
 def test_a_missing_roll_up_sends_usage_to_minute_records(tmp_path: Path) -> None:
     # The other roll-ups are there: the hours would have added no held time at all.
-    told, truth = held(tmp_path, "hwinfo:ledger_held_renamed:share_1h",
-                       **{"record: hwinfo:ledger_held:share_1h":
-                          "record: hwinfo:ledger_held_renamed:share_1h"})
+    told, truth = held(tmp_path, "hwinfo:ledger_held_renamed:share_by_user_1h",
+                       **{"record: hwinfo:ledger_held:share_by_user_1h":
+                          "record: hwinfo:ledger_held_renamed:share_by_user_1h"})
     assert told == pytest.approx(truth, rel=1e-9)
 
 

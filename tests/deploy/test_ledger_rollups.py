@@ -41,33 +41,49 @@ def wait_for_rollups(stack: Stack, *records: str) -> None:
 def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Stack]:
     with lab(tmp_path_factory.mktemp("rollups"), engine=request.param) as (running, _):
-        wait_for_rollups(running, *(f"{record}_1h" for _, record in COMPARED))
+        wait_for_rollups(running, *(f"{record}{suffix}" for _, record in COMPARED
+                                    for suffix in ("_by_user_1h", "_by_host_1h")))
         yield running
 
 
-def minute_sums(stack: Stack, record: str, until: float) -> dict[str, float]:
-    """Each user's sum of one minute record over the range: the truth, read without roll-ups."""
-    data = stack.api("/api/v1/query", {
-        "query": f"sum by (user) (sum_over_time({record}[{round(RANGE_SECONDS * 1000)}ms]))",
-        "time": f"{until:.3f}"}, post=True)
-    return {series["metric"]["user"]: float(series["value"][1]) for series in data["result"]}
+# usage's --by and the label it groups by.
+LABELS = {"user": "user", "host": "instance", "model": "model"}
 
 
-def usage(stack: Stack, until: float) -> dict[str, Any]:
-    document = answer("usage", "--prometheus", stack.prometheus,
+def minute_sums(stack: Stack, record: str, until: float, by: str = "user",
+                over: str = "sum") -> dict[str, float]:
+    """Each user's (host's, model's) sum of one minute record over the range (or, with `over`
+    "max", its peak): the truth, read without roll-ups."""
+    label = LABELS[by]
+    if by == "model":  # a GPU's model is its name in hwinfo_gpu_info
+        record = (f'{over}_over_time({record}[{round(RANGE_SECONDS * 1000)}ms]) * on(instance, gpu) '
+                  f'group_left(model) label_replace(hwinfo_gpu_info, "model", "$1", "name", "(.*)")')
+    else:
+        record = f"{over}_over_time({record}[{round(RANGE_SECONDS * 1000)}ms])"
+    data = stack.api("/api/v1/query", {"query": f"{over} by ({label}) ({record})",
+                                       "time": f"{until:.3f}"}, post=True)
+    return {series["metric"][label]: float(series["value"][1]) for series in data["result"]}
+
+
+def usage(stack: Stack, until: float, by: str = "user") -> dict[str, Any]:
+    document = answer("usage", "--prometheus", stack.prometheus, "--by", by,
                       "--since", f"{round(RANGE_SECONDS * 1000)}ms", "--until", f"{until:.3f}")
-    return {row["user"]: row for row in document["rows"]}
+    return {row[by]: row for row in document["rows"]}
 
 
-def test_roll_ups_and_minutes_give_what_minutes_alone_give(stack: Stack) -> None:
+@pytest.mark.parametrize("by", list(LABELS))
+def test_roll_ups_and_minutes_give_what_minutes_alone_give(stack: Stack, by: str) -> None:
     until = time.time() - 2  # records of the last moments may still be arriving
-    rows = usage(stack, until)
+    rows = usage(stack, until, by)
     for field, record in COMPARED:
-        truth = minute_sums(stack, record, until)
+        truth = minute_sums(stack, record, until, by)
         assert truth, record
-        for user, seconds in truth.items():
-            assert rows[user][field] == pytest.approx(seconds, rel=1e-9), (user, field)
-    assert rows["erin"]["peak_memory_bytes"] == 9000 * 2**20
+        for key, seconds in truth.items():
+            assert rows[key][field] == pytest.approx(seconds, rel=1e-9), (key, field)
+    peaks = minute_sums(stack, "hwinfo_gpu_user_memory_used_bytes", until, by, over="max")
+    assert {key: rows[key]["peak_memory_bytes"] for key in peaks} == peaks
+    if by == "user":
+        assert peaks["erin"] == 9000 * 2**20
     # The range did read roll-ups: at least two of them lie inside it.
     inside = stack.api("/api/v1/query", {
         "query": f"count_over_time(hwinfo:ledger_evaluations:count_1h[{round(RANGE_SECONDS)}s])",

@@ -14,7 +14,7 @@ LEDGER_TESTS = REPO / "prometheus" / "hwinfo-ledger.test.yml"
 
 def test_promtool_check_rules_passes() -> None:
     rules = sum(len(g["rules"]) for g in yaml.safe_load(LEDGER.read_text())["groups"])
-    assert rules == 42  # the ledger's records, the attribution records, the alert, roll-ups
+    assert rules == 53  # the ledger's records, the attribution records, the alert, roll-ups
     assert f"SUCCESS: {rules} rules found" in promtool("check", "rules", str(LEDGER))
 
 
@@ -30,9 +30,13 @@ def test_every_range_the_ledger_reads_has_its_hourly_roll_up() -> None:
     groups = {g["name"]: g for g in yaml.safe_load(LEDGER.read_text())["groups"]}
     hourly = groups["hwinfo-ledger-hourly"]
     assert hourly["interval"] == "1h"
-    summed = [*queries.SHARE_RECORDS.values(), *queries.ATTRIBUTED_RECORDS.values(),
-              queries.UNSEEN_RECORD, queries.EVALUATIONS_RECORD]
-    assert {rule["record"] for rule in hourly["rules"]} == {
-        f"{record}_1h" for record in summed} | {queries.GPUS_ROLLUP, *queries.PEAK_ROLLUPS.values()}
+    # What usage reads, grouping by user, host or model (and by job, pod or container), is
+    # what the group records, and no more.
+    read = set().union(*(queries.rollups(label) for label in (
+        "user", "instance", "model", "slurm_job", "pod_uid", "container_id")))
+    assert {rule["record"] for rule in hourly["rules"]} == read
+    # Each family counts its own evaluations.
+    assert {r for r in read if r.startswith(queries.EVALUATIONS_RECORD)} == {
+        f"{queries.EVALUATIONS_RECORD}{suffix}" for suffix in ("_1h", "_by_user_1h", "_by_host_1h")}
     for rule in hourly["rules"]:
         assert "[1h] offset 30s" in rule["expr"], rule["record"]
