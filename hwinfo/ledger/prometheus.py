@@ -178,4 +178,7 @@ def _samples(result: object, url: str) -> Iterator[Sample]:
             raise LedgerError(f"{url}: a series of the answer is malformed") from None
         if isinstance(labels, dict) and math.isfinite(value):
             # Labels reach text, CSV and JSON: a lone surrogate (a \\udce9 escape) as text.
-            yield Sample({unicode(str(k)): unicode(str(v)) for k, v in labels.items()}, value)
+            # JSON's keys are strings; ASCII strings need nothing, and are nearly all there is.
+            if not all(type(v) is str and v.isascii() and k.isascii() for k, v in labels.items()):
+                labels = {unicode(str(k)): unicode(str(v)) for k, v in labels.items()}
+            yield Sample(labels, value)

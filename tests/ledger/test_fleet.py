@@ -19,11 +19,10 @@ class _Answering:
     def __init__(self, facts: list[Sample]) -> None:
         self.facts = facts
 
-    def query(self, expr: str, at: float) -> list[Sample]:
-        return [Sample({**HOST, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 1))]
-
     def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
-        return [self.facts] + [[] for _ in exprs[1:]]
+        """The hosts' query first, then the GPU facts, all in the first of the parts."""
+        hosts = [Sample({**HOST, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 1))]
+        return [hosts, self.facts] + [[] for _ in exprs[2:]]
 
 
 @pytest.mark.parametrize(("name", "value"), [

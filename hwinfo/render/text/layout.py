@@ -83,19 +83,31 @@ class Section:
         """Columns sized to their widest cell (and at least `min_widths`, so a refresh that
         loses a row keeps the layout); `right` marks numeric columns to right-align."""
         align = list(right) if right is not None else [False] * len(header)
-        rows = [[printable(c, keep_colour=True) for c in row] for row in rows]
+        # Each distinct cell escaped, styled and measured once: a fleet's table is thousands
+        # of rows of a few hundred texts.
+        done: dict[str, tuple[str, int]] = {}
+
+        def cell(text: str) -> tuple[str, int]:
+            if text not in done:
+                clean = printable(text, keep_colour=True)
+                done[text] = (self.style.value(clean), visible_len(clean))
+            return done[text]
+
+        cells = [[cell(c) for c in row] for row in rows]
         widths = [max(visible_len(h), m) for h, m in
                   zip(header, min_widths or [0] * len(header))]
-        for row in rows:
-            for i, cell in enumerate(row):
-                widths[i] = max(widths[i], visible_len(cell))
+        for row in cells:
+            for i, (_, length) in enumerate(row):
+                widths[i] = max(widths[i], length)
 
-        def fmt(cells: Sequence[str]) -> str:
-            return "  ".join(pad(c, widths[i], align[i]) for i, c in enumerate(cells)).rstrip()
+        def fmt(row: Sequence[tuple[str, int]]) -> str:
+            padded = (" " * (widths[i] - length) + text if align[i] else text + " " * (widths[i] - length)
+                      for i, (text, length) in enumerate(row))
+            return "  ".join(padded).rstrip()
 
-        self.line(self.style.dim(fmt(header)), indent)
-        for row in rows:
-            self.line(fmt([self.style.value(c) for c in row]), indent)
+        self.line(self.style.dim(fmt([(h, visible_len(h)) for h in header])), indent)
+        for row in cells:
+            self.line(fmt(row), indent)
 
     def render(self) -> str:
         return "\n".join(self.lines)
