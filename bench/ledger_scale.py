@@ -207,17 +207,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run(*argv: str) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+def run(*argv: str, cwd: Path | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd)
     if done.returncode != 0:
         sys.exit(f"{argv[0]} {argv[1:4]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
 
 
 class Prometheus:
-    """A Prometheus on loopback over a data directory, scraping nothing."""
+    """A Prometheus on loopback over a data directory, scraping nothing. With `lookback`, its
+    instant selectors look back that far instead of 5 minutes."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, lookback: str | None = None) -> None:
         self.data, self.port, self.proc = data, free_port(), None
+        self.lookback = lookback
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self, rules: Path | None = None) -> None:
@@ -227,7 +229,8 @@ class Prometheus:
         log = (self.data.parent / "prometheus.log").open("ab")
         self.proc = subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.data}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=30d"],
+             f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=30d",
+             *([f"--query.lookback-delta={self.lookback}"] if self.lookback else [])],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 300  # opening a week of blocks takes a while
         while time.monotonic() < deadline:
@@ -289,13 +292,23 @@ def rule_layers(workdir: Path) -> list[Path]:
     return layers
 
 
+# promtool evaluates a group at a phase hashed from its name and its file's name, as
+# Prometheus does: every layer's file has this name (in a directory of its own), so that
+# each group is evaluated at one phase, as live, and a record reads the one it chains on at
+# the same instant.
+LAYER_FILE = "rules.yml"
+
+
 def halves(layer: Path) -> list[Path]:
-    """A layer's rules in two files (one, if it has one rule), to backfill side by side."""
+    """A layer's rules in two directories' LAYER_FILE, to backfill side by side; the hourly
+    roll-ups in one, so that they count their hours alike (one, too, for a single rule)."""
     group = yaml.safe_load(layer.read_text())["groups"][0]
-    parts = [group["rules"][0::2], group["rules"][1::2]]
+    parts = ([group["rules"]] if group["interval"] == "1h"
+             else [group["rules"][0::2], group["rules"][1::2]])
     paths = []
     for n, rules in enumerate(part for part in parts if part):
-        path = layer.with_name(f"{layer.stem}-{n}.yml")
+        path = layer.with_name(f"{layer.stem}-{n}") / LAYER_FILE
+        path.parent.mkdir(exist_ok=True)
         path.write_text(yaml.safe_dump({"groups": [{**group, "rules": rules}]}))
         paths.append(path)
     return paths
@@ -354,13 +367,20 @@ def backfill(workdir: Path, hosts: int, gpus: int, days: float,
         list(pool.map(openmetrics, files))
     print(f"  promtool create-blocks-from openmetrics: {time.monotonic() - began:.0f} s", flush=True)
 
-    prometheus = Prometheus(data)
+    # Backfilled series carry no staleness markers: with the default 5-minute lookback a
+    # session's last sample would count for 5 minutes after it ends, and each layer of rules
+    # reading a record backfilled before it would add 5 more (busy ran past held). Samples
+    # and evaluations are a minute apart on the minute, so 59 s sees each sample at its own
+    # minute only, as a scraped series marked stale would be. The fleet is read at any
+    # second between two samples: it keeps the default.
+    prometheus = Prometheus(data, lookback=None if ahead else "59s")
     began = time.monotonic()
 
     def rules(layer: Path) -> None:
-        output = workdir / f"{layer.stem}-blocks"
+        output = layer.parent / "blocks"
         run("promtool", "tsdb", "create-blocks-from", "rules", "-q", f"--url={prometheus.url}",
-            f"--start={start}", f"--end={end}", f"--output-dir={output}", str(layer))
+            f"--start={start}", f"--end={end}", f"--output-dir={output}", LAYER_FILE,
+            cwd=layer.parent)
         move_blocks(output, data)
 
     for layer in rule_layers(workdir):
@@ -401,8 +421,6 @@ def time_usage(prometheus: Prometheus, devices: list[Device], start: float, days
                                capture_output=True, text=True, check=True)
         held = json.loads(shown.stdout)["totals"]["held_gpu_seconds"] / 3600
         truth = expected_held_hours(devices, start, until - span_days * 86400, until)
-        # Backfilled series have no staleness markers: a session's last sample still counts for
-        # Prometheus's 5-minute lookback after it ends (a scraped series is marked stale at once).
         print(f"  hwinfo usage --since {since:<4} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}); "
               f"held GPU-hours {held:,.1f}, the generated lab {truth:,.1f} ({(held - truth) / truth:+.2%})",
               flush=True)
