@@ -15,9 +15,9 @@ For each lab size (--hosts, default 100, 30 and 10 hosts of 8 GPUs, --days of hi
    another recorded series needs that series backfilled first; two promtools per layer),
    the hourly roll-ups last.
 3. Waits until Prometheus has compacted the backfilled blocks (a lab's Prometheus did that
-   long ago), then times `hwinfo usage --since 7d` and `--since 30d` as fresh processes, and
-   checks the held GPU-hours against the generated truth.
-After the first lab, the same for --fleet-hosts hosts (default 1,000) with 2 hours of data,
+   long ago), then times `hwinfo usage --since 7d` and `--since 30d`, by user (the table) and
+   by host, as fresh processes, and checks the held GPU-hours against the generated truth.
+After the first lab, the same for --fleet-hosts hosts (default 1,000) with 4 hours of data,
 timing `hwinfo fleet --need-memory 40GiB`. It ends with the growth table the README quotes.
 
 The fleet's history ends an hour after its benchmark starts, so that at the time `fleet` is
@@ -51,6 +51,7 @@ STEP = 60  # seconds between samples, as the shipped rules' interval
 BLOCK = 2 * 3600  # seconds in one TSDB block that promtool cuts
 MODEL = "NVIDIA A100-SXM4-80GB"
 GIB = 2**30
+RESERVED = GIB // 2  # what the driver keeps of each GPU's memory
 USERS = [f"user{n:02d}" for n in range(40)]
 # A MIG host's layout on each GPU: (GPU instance id, profile, share of the GPU, memory).
 MIG_LAYOUT = [(2, "3g.40gb", 3 / 7, 39.5 * GIB), (3, "2g.20gb", 2 / 7, 19.5 * GIB),
@@ -161,6 +162,25 @@ def families(devices: list[Device], hosts: int, gpus: int, first: int, count: in
                                             for line in constant(gpu_labels(h, g), 80 * GIB))
     yield "hwinfo_gpu_processes", (f"{{{gpu_labels(d.host, d.gpu)}}} {1 if d.held[i] else 0} {ts(i)}"
                                    for d in whole for i in minutes)
+    yield "hwinfo_gpu_user_processes", (
+        f'{{{gpu_labels(d.host, d.gpu)},user="{d.held[i][0]}"}} 1 {ts(i)}'
+        for d in whole for i in minutes if d.held[i])
+    yield "hwinfo_mig_device_user_processes", (
+        f'{{{mig_labels(d)},user="{d.held[i][0]}"}} 1 {ts(i)}'
+        for d in mig for i in minutes if d.held[i])
+    # What a GPU's holders use (a MIG GPU's: its devices' holders), and what is left to a new
+    # job after the driver's reserve.
+    used: dict[tuple[int, int], list[float]] = {}
+    for d in devices:
+        row = used.setdefault((d.host, d.gpu), [0.0] * count)
+        for n, i in enumerate(minutes):
+            row[n] += d.held[i][2] if d.held[i] else 0.0
+    yield "hwinfo_gpu_memory_used_bytes", (
+        f"{{{gpu_labels(h, g)}}} {row[n]:.0f} {ts(i)}"
+        for (h, g), row in used.items() for n, i in enumerate(minutes))
+    yield "hwinfo_gpu_memory_free_bytes", (
+        f"{{{gpu_labels(h, g)}}} {80 * GIB - RESERVED - row[n]:.0f} {ts(i)}"
+        for (h, g), row in used.items() for n, i in enumerate(minutes))
     yield "hwinfo_mig_device_info", (line for d in mig for line in constant(
         f'{mig_labels(d)},mig_index="{d.gi}",mig_uuid="MIG-{d.host:04x}{d.gpu:04x}{d.gi:04x}",'
         f'profile="{layout[d.gi or 0][0]}"', 1))
@@ -407,13 +427,14 @@ TARGETS = {"7d": 0.5, "30d": 1.0}  # usage over 100 hosts
 
 
 def time_usage(prometheus: Prometheus, devices: list[Device], start: float, days: float,
-               runs: int) -> dict[str, float]:
-    """`usage --since` 7d and 30d (those the history covers): medians, held checked."""
+               runs: int, by: str = "user") -> dict[str, float]:
+    """`usage --since` 7d and 30d (those the history covers) `--by` user or host: medians,
+    held checked."""
     medians = {}
     for since, span_days in (("7d", 7), ("30d", 30)):
         if span_days > days:
             continue
-        argv = [*HWINFO, "usage", "--prometheus", prometheus.url, "--since", since]
+        argv = [*HWINFO, "usage", "--prometheus", prometheus.url, "--since", since, "--by", by]
         med, lo, hi = median_wall(argv, runs)
         medians[since] = med
         until = time.time()
@@ -421,7 +442,7 @@ def time_usage(prometheus: Prometheus, devices: list[Device], start: float, days
                                capture_output=True, text=True, check=True)
         held = json.loads(shown.stdout)["totals"]["held_gpu_seconds"] / 3600
         truth = expected_held_hours(devices, start, until - span_days * 86400, until)
-        print(f"  hwinfo usage --since {since:<4} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}); "
+        print(f"  hwinfo usage --since {since:<4} --by {by:<4} median {med:6.2f} s (min {lo:.2f}, max {hi:.2f}); "
               f"held GPU-hours {held:,.1f}, the generated lab {truth:,.1f} ({(held - truth) / truth:+.2%})",
               flush=True)
     return medians
@@ -460,6 +481,7 @@ def main() -> None:
                                                   args.days, ahead=False)
             try:
                 table[hosts] = time_usage(prometheus, devices, start, args.days, args.runs)
+                time_usage(prometheus, devices, start, args.days, args.runs, by="host")
             finally:
                 prometheus.stop()
             if args.keep is None:
