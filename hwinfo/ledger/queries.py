@@ -56,7 +56,9 @@ def _named(span: str) -> str:
 
 
 def _models_in(span: str) -> str:
-    return f"group by ({GPU_KEY}, model) ({_named(span)})"
+    """Each GPU seen in `span`, with a model: one of two, where its name changed in the span
+    (a driver upgrade that adds "NVIDIA "), since a join needs one."""
+    return f"topk by ({GPU_KEY}) (1, group by ({GPU_KEY}, model) ({_named(span)}))"
 
 
 def models(window: str) -> str:
@@ -134,7 +136,7 @@ def _common(plan: Plan, suffix: str) -> dict[str, str]:
     group interval edited apart from the rules' [1h] windows). No answer where the minute
     records are gone past the engine's retention while their roll-ups are kept."""
     measures = {
-        "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan)}))",
+        "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan, suffix)}))",
         "gpus": seen_gpus(plan),
     }
     for n, (hours, minutes) in enumerate(plan.checks()):

@@ -1,0 +1,37 @@
+"""The PromQL the ledger sends: each family of roll-ups is read with its own count."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hwinfo.ledger import queries
+from hwinfo.ledger.rollup import plan
+
+HOUR, MINUTE = 3600.0, 60.0
+# Three whole hours inside the range: one run of roll-ups between two minute edges.
+PLAN = plan([2 * HOUR, 3 * HOUR, 4 * HOUR], 1000, 5 * HOUR, HOUR, MINUTE)
+
+
+@pytest.mark.parametrize(("label", "suffix"), [("user", "_by_user_1h"), ("model", "_by_user_1h"),
+                                               ("instance", "_by_host_1h")])
+def test_a_family_is_read_with_its_own_count(label: str, suffix: str) -> None:
+    sent = "\n".join(queries.usage(label, PLAN))
+    counts = set(re.findall(r"hwinfo:ledger_evaluations:count\w*", sent))
+    assert counts == {queries.EVALUATIONS_RECORD, queries.EVALUATIONS_RECORD + suffix}
+    shares = set(re.findall(r"hwinfo:ledger_held:share\w*", sent))
+    assert shares == {queries.HELD_RECORD, queries.HELD_RECORD + suffix}
+    assert queries.rollups(label) >= {queries.EVALUATIONS_RECORD + suffix, queries.HELD_RECORD + suffix}
+
+
+def test_attributed_shares_read_the_attribution_family() -> None:
+    sent = "\n".join(queries.attributed_usage("slurm_job", PLAN))
+    assert set(re.findall(r"hwinfo:ledger_evaluations:count\w*", sent)) == {
+        queries.EVALUATIONS_RECORD, queries.EVALUATIONS_RECORD + "_1h"}
+
+
+def test_a_gpu_joins_one_model_even_if_renamed_in_the_range() -> None:
+    # A driver upgrade renames a GPU ("A100-SXM4-40GB" to "NVIDIA A100-SXM4-40GB"): two
+    # model series of one GPU would make every join by model refuse the query.
+    assert queries.models("1h").startswith(f"topk by ({queries.GPU_KEY}) (1, ")
