@@ -8,8 +8,8 @@ control characters that break a line or drive a terminal (set its title, move it
 One function per kind of output, used by every renderer of that kind:
 
 - `printable`: the terminal and one-line messages: control characters, bidirectional
-  formatting characters and undecodable bytes as escapes (`\\n`, `\\x1b`, `\\u202e`,
-  `\\xe9`), nothing else changed; `printable_copy` applies
+  formatting characters, line separators, invisible characters and undecodable bytes as
+  escapes (`\\n`, `\\x1b`, `\\u202e`, `\\u200b`, `\\xe9`), nothing else changed; `printable_copy` applies
   it to every string of what a text renderer is handed;
 - `unicode`: formats that are UTF-8 but have no escape of their own for a byte (the
   Prometheus exposition): undecodable bytes as the text `\\xe9`;
@@ -28,9 +28,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Controls, lone surrogates, and the bidirectional formatting characters, which reorder what
-# a terminal shows after them (a user named with U+202E reads backwards, and the columns after).
-_UNSAFE = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+# Controls, lone surrogates, the bidirectional formatting characters, which reorder what a
+# terminal shows after them (a user named with U+202E reads backwards, and the columns after),
+# the line and paragraph separators, and the invisible ones that make two names look alike
+# ("ali\u200bce" beside "alice": zero-width space, word joiner, byte-order mark).
+_UNSAFE = ("\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+           "\ud800-\udfff")
 _CONTROL = re.compile(f"[{_UNSAFE}]")
 # The same, sparing the SGR colour sequences our own Style writes.
 _CONTROL_BUT_COLOUR = re.compile(f"\x1b\\[[0-9;]*m|[{_UNSAFE}]")

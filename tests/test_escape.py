@@ -38,6 +38,12 @@ def test_bidirectional_formatting_is_escaped_and_other_scripts_are_not() -> None
     assert printable("مستخدم עברית") == "مستخدم עברית"
 
 
+def test_invisible_characters_and_line_separators_are_escaped() -> None:
+    # "ali\u200bce" would look like "alice" in a table: two rows alike, one user seemingly.
+    assert printable("ali\u200bce") == "ali\\u200bce"
+    assert printable("a\u2028b\u2029c\u2060d\ufeff") == "a\\u2028b\\u2029c\\u2060d\\ufeff"
+
+
 def test_colour_is_kept_only_when_asked() -> None:
     red = "\x1b[31;1mLOST\x1b[0m"
     assert printable(red, keep_colour=True) == red
