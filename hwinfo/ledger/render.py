@@ -12,7 +12,7 @@ import datetime as dt
 import io
 from typing import Any
 
-from hwinfo.escape import printable, printable_copy, to_json
+from hwinfo.escape import printable_copy, to_json
 from hwinfo.ledger.fleet import Fleet, Gpu
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
@@ -185,15 +185,9 @@ def _gpu_state(gpu: Gpu, host_state: str) -> str:
     return "free" if gpu.free else "held"
 
 
-def _printable_cells(rows: list[list[str]]) -> list[list[str]]:
-    """Every cell printable(), each distinct text escaped once: a thousand hosts' fleet is
-    8,000 rows of a few hundred names, and a copy of the whole fleet took half a second."""
-    done: dict[str, str] = {}
-    return [[done[c] if c in done else done.setdefault(c, printable(c)) for c in row]
-            for row in rows]
-
-
 def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
+    # Each table escapes its cells whole (keep_colour=False), each distinct text once: a
+    # printable_copy of a thousand hosts' fleet took half a second.
     section = Section(f"Fleet at {_when(fleet.at)}", style)
     rows = []
     for host in fleet.hosts:
@@ -209,8 +203,8 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
             who = _holders(gpu.holders) + (f"; can create {carve}" if carve else "")
             rows.append([host.instance, gpu.index, gpu.model, memory,
                          _gpu_state(gpu, host.state), who])
-    section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], _printable_cells(rows),
-                  right=[False, True, False, True, False, False])
+    section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], rows,
+                  right=[False, True, False, True, False, False], keep_colour=False)
     if fleet.fits is not None and need_memory is not None:
         section.line("")
         section.line(style.heading(f"Where {size(need_memory)} fits now, best fit first"), indent=0)
@@ -221,7 +215,6 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
                      f.profile or "", size(f.memory_bytes), f.mig_uuid or f.uuid]
                     for f in fleet.fits]
         if fit_rows:
-            section.table(["HOST", "GPU", "MODEL", "KIND", "PROFILE", "MEMORY", "UUID"],
-                          _printable_cells(fit_rows),
-                          right=[False, True, False, False, False, True, False])
+            section.table(["HOST", "GPU", "MODEL", "KIND", "PROFILE", "MEMORY", "UUID"], fit_rows,
+                          right=[False, True, False, False, False, True, False], keep_colour=False)
     return section.render() + "\n"

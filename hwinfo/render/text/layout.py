@@ -19,8 +19,9 @@ def visible_len(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
-def pad(text: str, width: int, right: bool = False) -> str:
-    fill = " " * max(0, width - visible_len(text))
+def pad(text: str, width: int, right: bool = False, length: int | None = None) -> str:
+    """`text` filled to `width` columns; `length`: its visible length, where known."""
+    fill = " " * max(0, width - (visible_len(text) if length is None else length))
     return fill + text if right else text + fill
 
 
@@ -79,9 +80,11 @@ class Section:
         right: Sequence[bool] | None = None,
         indent: int = 1,
         min_widths: Sequence[int] | None = None,
+        keep_colour: bool = True,
     ) -> None:
         """Columns sized to their widest cell (and at least `min_widths`, so a refresh that
-        loses a row keeps the layout); `right` marks numeric columns to right-align."""
+        loses a row keeps the layout); `right` marks numeric columns to right-align.
+        keep_colour=False: the cells are data from elsewhere, colour sequences escaped too."""
         align = list(right) if right is not None else [False] * len(header)
         # Each distinct cell escaped, styled and measured once: a fleet's table is thousands
         # of rows of a few hundred texts.
@@ -89,7 +92,7 @@ class Section:
 
         def cell(text: str) -> tuple[str, int]:
             if text not in done:
-                clean = printable(text, keep_colour=True)
+                clean = printable(text, keep_colour=keep_colour)
                 done[text] = (self.style.value(clean), visible_len(clean))
             return done[text]
 
@@ -101,9 +104,8 @@ class Section:
                 widths[i] = max(widths[i], length)
 
         def fmt(row: Sequence[tuple[str, int]]) -> str:
-            padded = (" " * (widths[i] - length) + text if align[i] else text + " " * (widths[i] - length)
-                      for i, (text, length) in enumerate(row))
-            return "  ".join(padded).rstrip()
+            return "  ".join(pad(text, widths[i], align[i], length)
+                             for i, (text, length) in enumerate(row)).rstrip()
 
         self.line(self.style.dim(fmt([(h, visible_len(h)) for h in header])), indent)
         for row in cells:
