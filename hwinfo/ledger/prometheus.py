@@ -11,9 +11,9 @@ import dataclasses
 import math
 import threading
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hwinfo import inputs, urlfetch
 from hwinfo.escape import unicode
@@ -25,6 +25,8 @@ MIN_RULE_INTERVAL_SECONDS = 0.001
 MAX_RULE_INTERVAL_SECONDS = 86400.0
 # VictoriaMetrics answers a range selector's raw samples as application/stream+json.
 JSON_TYPES = ("application/json", "application/stream+json")
+
+T = TypeVar("T")
 
 
 class LedgerError(Exception):
@@ -63,10 +65,10 @@ class Prometheus:
     def url(self) -> str:
         return self.target.url
 
-    def _get(self, path: str, params: dict[str, str] | None = None, post: bool = False) -> Any:
+    def _get(self, path: str, params: Sequence[tuple[str, str]] = (), post: bool = False) -> Any:
         """The `data` of a successful API answer."""
         target = dataclasses.replace(self.target, path=self.base + path)
-        encoded = urllib.parse.urlencode(params or {})
+        encoded = urllib.parse.urlencode(params)
         try:
             content_type, body = urlfetch.fetch(
                 target, self.context, self.timeout,
@@ -89,14 +91,14 @@ class Prometheus:
 
     def query(self, expr: str, at: float) -> list[Sample]:
         """An instant query at Unix time `at`; its vector (NaN and infinite values dropped)."""
-        data = self._get("/api/v1/query", {"query": expr, "time": f"{at:.3f}"}, post=True)
+        data = self._get("/api/v1/query", (("query", expr), ("time", f"{at:.3f}")), post=True)
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             raise LedgerError(f"{self.url}: the answer to a query is not a vector")
         return list(_samples(data.get("result"), self.url))
 
     def sample_times(self, expr: str, at: float) -> list[float]:
         """The times of the samples a range selector finds at Unix time `at` (its matrix)."""
-        data = self._get("/api/v1/query", {"query": expr, "time": f"{at:.3f}"}, post=True)
+        data = self._get("/api/v1/query", (("query", expr), ("time", f"{at:.3f}")), post=True)
         result = data.get("result") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(result, list):
             raise LedgerError(f"{self.url}: the answer to a range selector is not a matrix")
@@ -118,28 +120,46 @@ class Prometheus:
     def queries(self, exprs: Sequence[str], at: float) -> list[list[Sample]]:
         """Several instant queries sent together (each keeps its own deadline); their vectors
         in order, or the first one's error."""
-        answers: list[list[Sample] | Exception] = [[] for _ in exprs]
+        return together([lambda expr=expr: self.query(expr, at) for expr in exprs])
 
-        def ask(index: int, expr: str) -> None:
-            try:
-                answers[index] = self.query(expr, at)
-            except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
-                answers[index] = exc
-
-        threads = [threading.Thread(target=ask, args=(i, expr), name="hwinfo-query", daemon=True)
-                   for i, expr in enumerate(exprs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()  # interruptible; each query ends by its own deadline
-        for answer in answers:
-            if isinstance(answer, Exception):
-                raise answer
-        return answers  # type: ignore[return-value]  # no exception left: every one a list
+    def series(self, selectors: Sequence[str], start: float, end: float) -> list[dict[str, str]]:
+        """The label sets of the series that `selectors` match with samples in [start, end],
+        from the engine's index: no sample is read. Engines answer at the grain they store
+        (Prometheus: its blocks and chunks, VictoriaMetrics: days), so a series that ended
+        a little before `start` may be among them."""
+        data = self._get("/api/v1/series", [*(("match[]", s) for s in selectors),
+                                             ("start", f"{start:.3f}"), ("end", f"{end:.3f}")],
+                         post=True)
+        if not isinstance(data, list):
+            raise LedgerError(f"{self.url}: the answer about series is not a list")
+        return [_labels(labels) for labels in data if isinstance(labels, dict)]
 
     def rule_groups(self) -> list[RuleGroup]:
         """The recording-rule groups Prometheus has loaded."""
-        return _rule_groups(self._get("/api/v1/rules", {"type": "record"}), self.url)
+        return _rule_groups(self._get("/api/v1/rules", (("type", "record"),)), self.url)
+
+
+def together(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Each call's result, the calls run side by side (each keeps its own deadlines), in
+    order; or the first one's error."""
+    answers: list[T | Exception | None] = [None] * len(calls)
+
+    def run(index: int, call: Callable[[], T]) -> None:
+        try:
+            answers[index] = call()
+        except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+            answers[index] = exc
+
+    threads = [threading.Thread(target=run, args=(i, call), name="hwinfo-query", daemon=True)
+               for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()  # interruptible; each call ends by its own deadline
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    return answers  # type: ignore[return-value]  # no exception left: every one a T
 
 
 def _rule_groups(data: object, url: str) -> list[RuleGroup]:
@@ -177,8 +197,13 @@ def _samples(result: object, url: str) -> Iterator[Sample]:
         except (KeyError, TypeError, ValueError, OverflowError):  # Overflow: a 310-digit int
             raise LedgerError(f"{url}: a series of the answer is malformed") from None
         if isinstance(labels, dict) and math.isfinite(value):
-            # Labels reach text, CSV and JSON: a lone surrogate (a \\udce9 escape) as text.
-            # JSON's keys are strings; ASCII strings need nothing, and are nearly all there is.
-            if not all(type(v) is str and v.isascii() and k.isascii() for k, v in labels.items()):
-                labels = {unicode(str(k)): unicode(str(v)) for k, v in labels.items()}
-            yield Sample(labels, value)
+            yield Sample(_labels(labels), value)
+
+
+def _labels(labels: dict[str, Any]) -> dict[str, str]:
+    """A label set of an answer, safe to show: it reaches text, CSV and JSON, and a lone
+    surrogate (a \\udce9 escape) becomes text. JSON's keys are strings; ASCII strings need
+    nothing, and are nearly all there is."""
+    if all(type(v) is str and v.isascii() and k.isascii() for k, v in labels.items()):
+        return labels
+    return {unicode(str(k)): unicode(str(v)) for k, v in labels.items()}

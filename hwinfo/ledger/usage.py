@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries, rollup
 from hwinfo.ledger.prices import Prices
-from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample
+from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample, together
 
 BY = ("user", "host", "model", "job", "pod", "container")
 _LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
@@ -123,6 +123,19 @@ def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: 
     return rollup.plan(times, since, until, hourly.interval_seconds, interval)
 
 
+def _gpus(prometheus: Prometheus, since: float, until: float) -> dict[tuple[str, ...], str]:
+    """Each GPU seen in the range (a little more: the engine's grain) and its model. A GPU
+    renamed in it (a driver upgrade that adds "NVIDIA ") keeps one of its names, the same
+    in every run: the greater."""
+    models: dict[tuple[str, ...], str] = {}
+    for labels in prometheus.series(list(queries.GPU_SERIES), since, until):
+        name = queries.GPU_SERIES.get(labels.get("__name__", ""))
+        if name is not None:
+            key = _gpu_key(labels)
+            models[key] = max(models.get(key, ""), labels.get(name, ""))
+    return models
+
+
 def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float
          ) -> tuple[list[Sample], set[int]]:
     """The measures of `usage`, and the runs of roll-ups that do not hold what the minute
@@ -151,11 +164,12 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
                           + ": nothing was recorded in it")
     span = window(until - since)
-    plan = _plan(prometheus, groups, since, until, interval, by)
+    plan, gpus = together([lambda: _plan(prometheus, groups, since, until, interval, by),
+                           lambda: _gpus(prometheus, since, until)])
     samples, late = _ask(prometheus, by, plan, until)
     if late:  # those hours again, from minute records; the other runs' checks still hold
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
-    if not any(s.labels.get("measure") == "gpus" for s in samples):
+    if not gpus:
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
     evaluations = sum(s.value for s in samples if s.labels.get("measure") == "evaluations")
@@ -165,7 +179,7 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
                           "were loaded, or while Prometheus was down): no figure can be told")
     unseen = [s for s in samples if s.labels.get("measure") == "unseen"]
     rows = _rows([s for s in samples if s.labels.get("measure") not in ("unseen", "evaluations")],
-                 _LABEL[by], interval, prices)
+                 _LABEL[by], interval, prices, gpus)
     if by in ("host", "model"):
         _add_unseen(rows, unseen, _LABEL[by], interval)
     total = _total(rows, prices)
@@ -176,8 +190,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
                           f"of a {until - since:g} s range: rules loaded twice, or overlapping "
                           "roll-ups; no figure can be trusted")
-    _possible(total, sum(1 for s in samples if s.labels.get("measure") == "gpus"),
-              covered if covered is not None else until - since, interval, prometheus.url)
+    _possible(total, len(gpus), covered if covered is not None else until - since, interval,
+              prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
@@ -264,15 +278,13 @@ def _gpu_key(labels: dict[str, str]) -> tuple[str, ...]:
     return tuple(labels.get(name, "") for name in ("job", "instance", "gpu", "uuid"))
 
 
-def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | None) -> list[Usage]:
+def _rows(samples: list[Sample], label: str, interval: float, prices: Prices | None,
+          model_of: dict[tuple[str, ...], str]) -> list[Usage]:
+    """The rows by `label`; `model_of` each GPU's model, for figures read per GPU."""
     rows: dict[str, Usage] = {}
     held_by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    model_of = {_gpu_key(s.labels): s.labels.get("model", "") for s in samples
-                if s.labels.get("measure") == "gpus"}
     for sample in samples:
         measure = sample.labels.get("measure", "")
-        if measure == "gpus":
-            continue
         labels = sample.labels
         if "model" not in labels:  # a raw series' figure, per GPU: its model from the map
             labels = {**labels, "model": model_of.get(_gpu_key(labels), "")}

@@ -17,8 +17,8 @@ from hwinfo.ledger.queries import HELD_RECORD
 AT = 1_700_000_000.0
 RULES = {"groups": [{"name": "hwinfo-ledger", "interval": 60,
                      "rules": [{"name": HELD_RECORD, "type": "recording"}]}]}
-GPU = {"job": "hwinfo", "instance": "a:9110", "gpu": "0", "uuid": "GPU-1",
-       "model": "NVIDIA A100-SXM4-80GB"}
+GPU = {"__name__": "hwinfo_gpu_info", "job": "hwinfo", "instance": "a:9110", "gpu": "0",
+       "uuid": "GPU-1", "name": "NVIDIA A100-SXM4-80GB"}
 
 
 def vector(*series: tuple[dict[str, str], Any]) -> dict[str, Any]:
@@ -27,15 +27,15 @@ def vector(*series: tuple[dict[str, str], Any]) -> dict[str, Any]:
 
 
 def held_by(user: str, value: Any = "30") -> dict[str, Any]:
-    """What a usage query gets: one GPU in the model map, `user` holding it."""
-    return vector(({"measure": "gpus", **GPU}, "1"),
-                  ({"measure": "held", "user": user, "model": GPU["model"]}, value))
+    """What a usage query gets: `user` holding the GPU."""
+    return vector(({"measure": "held", "user": user, "model": GPU["name"]}, value))
 
 
 @pytest.fixture
 def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
-    """A loopback server answering /api/v1/rules and /api/v1/query as the test says."""
-    answers: dict[str, Any] = {"rules": RULES}
+    """A loopback server answering /api/v1/rules, /api/v1/series and /api/v1/query as the
+    test says; by default, the ledger's rules and one GPU."""
+    answers: dict[str, Any] = {"rules": RULES, "series": [GPU]}
 
     def answer(path: str) -> tuple[int, str, bytes]:
         data = answers.get(path.split("?")[0].rsplit("/", 1)[-1])
@@ -158,3 +158,25 @@ def test_more_evaluations_than_the_range_holds_is_refused(hostile: tuple[str, di
         *held_by("alice")["result"], {"metric": {"measure": "evaluations"}, "value": [AT, "2880"]}]}
     assert "rules were evaluated for 518400 s of a 86400 s range" in one_line(
         run("usage", "--prometheus", url, "--since", "1d", "--until", str(AT)))
+
+
+@pytest.mark.parametrize(("series", "expected"), [
+    ({"gpu": "0"}, "the answer about series is not a list"),
+    ([], "has no hwinfo series between the two times"),
+    ([5, "GPU", None, [GPU]], "has no hwinfo series between the two times"),
+], ids=["a mapping", "none", "no label sets"])
+def test_hostile_answers_about_series_are_one_line(hostile: tuple[str, dict[str, Any]],
+                                                   series: Any, expected: str) -> None:
+    url, answers = hostile
+    answers["series"], answers["query"] = series, held_by("alice")
+    assert expected in one_line(run("usage", "--prometheus", url))
+
+
+def test_gpus_named_oddly_in_the_index_still_count(hostile: tuple[str, dict[str, Any]]) -> None:
+    # Label values that are not strings, or not text, name a GPU all the same: one GPU seen.
+    url, answers = hostile
+    answers["series"] = [{**GPU, "gpu": 0, "name": "A100\udce9"}]
+    answers["query"] = held_by("alice")
+    shown = run("usage", "--prometheus", url, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    assert [row["user"] for row in json.loads(shown.stdout)["rows"]] == ["alice"]

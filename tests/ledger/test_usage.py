@@ -9,9 +9,12 @@ import pytest
 
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
+from hwinfo.ledger.queries import GPUS_ROLLUP
 from hwinfo.ledger.usage import WindowError, _advice, _rows, _total, ledger_group, usage
 
 A100 = "NVIDIA A100-SXM4-80GB"
+GPU = {"__name__": "hwinfo_gpu_info", "job": "j", "instance": "h", "gpu": "0", "uuid": "G",
+       "name": A100}
 
 
 def sample(measure: str, value: float, **labels: str) -> Sample:
@@ -36,7 +39,7 @@ def test_rows_add_up_and_accounted_time_is_held_but_neither_busy_nor_idle() -> N
         sample("peak_memory", 2**30, user="ann", model=A100),
         sample("held", 1, user="bo", model="Tesla T4"), sample("unknown", 1, user="bo", model="Tesla T4"),
     ]
-    rows = _rows(samples, "user", 60.0, Prices({A100: 1.0}, 0.5, "EUR"))
+    rows = _rows(samples, "user", 60.0, Prices({A100: 1.0}, 0.5, "EUR"), {})
     ann, bo = rows
     assert ann.key == "ann" and ann.held_gpu_seconds == 10 * 60 + 30
     assert ann.busy_gpu_seconds + ann.idle_held_gpu_seconds + ann.unknown_gpu_seconds \
@@ -105,19 +108,33 @@ def test_advice_without_profile_data_gives_no_verdict_and_says_so_once() -> None
 
 def test_a_user_with_every_figure_zero_is_no_row() -> None:
     rows = _rows([sample("accounted", 0, user="(unknown)", gpu="0", uuid="G", instance="h", job="j"),
-                  sample("held", 1, user="ann", model=A100)], "user", 60.0, None)
+                  sample("held", 1, user="ann", model=A100)], "user", 60.0, None, {})
     assert [row.key for row in rows] == ["ann"]
     assert rows[0].unseen_gpu_seconds is None  # a user's row has no unseen time of its own
 
 
+def test_figures_per_gpu_take_their_gpus_model() -> None:
+    # Accounting counters come per GPU and user, without a model: the GPUs seen give it, and
+    # the price follows it.
+    gpu = {"job": "j", "instance": "h", "gpu": "0", "uuid": "G"}
+    rows = _rows([sample("accounted", 7200, user="ann", **gpu),
+                  sample("accounted", 3600, user="bo", **{**gpu, "gpu": "1", "uuid": "H"})],
+                 "user", 60.0, Prices({A100: 2.0}, None, "EUR"), {("j", "h", "0", "G"): A100})
+    assert [(row.key, row.cost, row.unpriced_models) for row in rows] == [
+        ("ann", 4.0, set()), ("bo", 0.0, {""})]
+
+
 class _Recorded:
     """Stands in for Prometheus's answers (the end-to-end tests ask a real one): the ledger's
-    group at a 60 s interval, and these samples for every query of usage."""
+    group at a 60 s interval, these samples for every query of usage, and one GPU seen."""
 
     url = "http://prometheus.test"
 
-    def __init__(self, samples: list[Sample]) -> None:
-        self.samples = samples
+    def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,)) -> None:
+        self.samples, self.gpus = samples, list(gpus)
+
+    def series(self, selectors: list[str], start: float, end: float) -> list[dict[str, str]]:
+        return self.gpus
 
     def rule_groups(self) -> list[RuleGroup]:
         return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
@@ -126,12 +143,11 @@ class _Recorded:
         return [self.samples] + [[] for _ in exprs[1:]]
 
 
-GPUS = sample("gpus", 1, job="j", instance="h", gpu="0", uuid="G", model=A100)
 
 
 @pytest.mark.parametrize(("span", "samples", "expected"), [
-    (30, [GPUS, sample("evaluations", 1)], "shorter than the ledger rules' interval"),
-    (600, [GPUS], "no evaluation of the ledger's rules falls in the range"),
+    (30, [sample("evaluations", 1)], "shorter than the ledger rules' interval"),
+    (600, [], "no evaluation of the ledger's rules falls in the range"),
 ])
 def test_ranges_the_rules_cannot_answer_are_refused(
         span: float, samples: list[Sample], expected: str) -> None:
@@ -141,12 +157,12 @@ def test_ranges_the_rules_cannot_answer_are_refused(
 
 def test_time_the_rules_did_not_cover_is_noted() -> None:
     # 3 evaluations of a minute in 10 minutes: 7 minutes are in no figure.
-    ledger = usage(_Recorded([GPUS, sample("evaluations", 3),  # type: ignore[arg-type]
+    ledger = usage(_Recorded([sample("evaluations", 3),  # type: ignore[arg-type]
                               sample("held", 3, user="ann", model=A100)]), 9400, 10_000, "user")
     assert ledger.covered_seconds == 180
     assert any(n.startswith("the rules evaluated 180 s of the range's 600 s") for n in ledger.notes)
     # Shares recorded by rules older than the count: said, not refused.
-    older = usage(_Recorded([GPUS, sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
+    older = usage(_Recorded([sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
                   9400, 10_000, "user")
     assert older.covered_seconds is None and any("did not count" in n for n in older.notes)
 
@@ -155,7 +171,7 @@ def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> 
     # 3 evaluations of a minute: all of the 3 minutes up to now; the 10 to come are unseen
     # because they have not happened, which is not the rules' fault.
     now = time.time()
-    ledger = usage(_Recorded([GPUS, sample("evaluations", 3),  # type: ignore[arg-type]
+    ledger = usage(_Recorded([sample("evaluations", 3),  # type: ignore[arg-type]
                               sample("held", 3, user="ann", model=A100)]),
                    now - 180, now + 600, "user")
     [ahead] = [n for n in ledger.notes if n.startswith("the range ends")]
@@ -170,16 +186,39 @@ def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> 
 def test_a_range_with_nothing_recorded_in_it_is_refused(ahead: float | None, expected: str) -> None:
     since = -100.0 if ahead is None else time.time() + ahead
     with pytest.raises(WindowError, match=expected):
-        usage(_Recorded([GPUS]), since, since + 3600, "user")  # type: ignore[arg-type]
+        usage(_Recorded([]), since, since + 3600, "user")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("samples", [
     # 1e9 GPU-seconds held in an hour of one GPU.
-    [GPUS, sample("evaluations", 60), sample("held", 1e9 / 60, user="ann", model=A100)],
+    [sample("evaluations", 60), sample("held", 1e9 / 60, user="ann", model=A100)],
     # Busy five times held.
-    [GPUS, sample("evaluations", 60), sample("held", 30, user="ann", model=A100),
+    [sample("evaluations", 60), sample("held", 30, user="ann", model=A100),
      sample("busy", 150, user="ann", model=A100)],
 ])
 def test_figures_the_gpus_seen_cannot_hold_are_refused(samples: list[Sample]) -> None:
     with pytest.raises(LedgerError, match="no figure can be trusted"):
         usage(_Recorded(samples), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
+
+
+def test_each_gpu_seen_counts_once_from_either_series() -> None:
+    # One GPU under two names (a driver upgrade), one only in the hourly roll-up, and a
+    # series of another name that an engine should not have answered: two GPUs, so 2
+    # GPU-hours fit in an hour and 2.5 do not (three GPUs would hold them).
+    seen = (GPU, {**GPU, "name": A100.removeprefix("NVIDIA ")},
+            {"__name__": GPUS_ROLLUP, "job": "j", "instance": "h", "gpu": "1", "uuid": "H",
+             "model": A100}, {**GPU, "__name__": "up", "gpu": "2"})
+
+    def held(gpu_hours: float) -> _Recorded:
+        return _Recorded([sample("evaluations", 60),
+                          sample("held", gpu_hours * 60, user="ann", model=A100)], seen)
+
+    ledger = usage(held(2), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
+    assert ledger.total.held_gpu_seconds == 7200
+    with pytest.raises(LedgerError, match="in 3600 s of 2 GPUs cannot be"):
+        usage(held(2.5), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
+
+
+def test_no_gpu_seen_in_the_range_is_said() -> None:
+    with pytest.raises(LedgerError, match="has no hwinfo series between the two times"):
+        usage(_Recorded([sample("evaluations", 60)], ()), 6400, 10_000, "user")  # type: ignore[arg-type]
