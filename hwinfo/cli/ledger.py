@@ -158,14 +158,16 @@ def _size(text: str) -> int:
 @click.command(cls=Command)
 @_prometheus_options
 @click.option("--need-memory", type=_Parsed("size", _size), metavar="SIZE",
-              help="List only where a job needing this much GPU memory fits now: 40GiB, 512MiB.")
+              help="Where a job needing this much GPU memory fits now (40GiB, 512MiB), "
+                   "instead of every GPU.")
 @click.option("--model", type=_Parsed("regex", _pattern), metavar="REGEX",
               help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 def fleet(url: str, ca_file: str | None, timeout: float, no_color: bool,
           need_memory: int | None, model: re.Pattern[str] | None, fmt: str) -> None:
-    """Every host's GPUs now: which are free, and where a job of a given size fits."""
+    """Every host's GPUs now and which are free, or where a job of a given size fits."""
+    from hwinfo.ledger import fits as ledger_fits
     from hwinfo.ledger import fleet as ledger_fleet
     from hwinfo.ledger import render
     from hwinfo.ledger.prometheus import LedgerError
@@ -175,7 +177,8 @@ def fleet(url: str, ca_file: str | None, timeout: float, no_color: bool,
 
     def report() -> str:
         try:
-            answer = ledger_fleet.fleet(prometheus, time.time(), need_memory, model)
+            answer = (ledger_fleet.fleet(prometheus, time.time(), model) if need_memory is None
+                      else ledger_fits.fits(prometheus, time.time(), need_memory, model))
         except LedgerError as exc:
             _fail(str(exc))
         if fmt == "json":

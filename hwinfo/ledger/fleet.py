@@ -1,4 +1,4 @@
-"""`hwinfo fleet`: every host's GPUs now, which are free, and where a job of a given size fits.
+"""`hwinfo fleet`: every host's GPUs now, and which are free (fits.py: where a job fits).
 
 Free means nobody is on it now: a whole GPU with no process, an existing MIG device with no
 process, or MIG capacity an admin could still carve (a profile with free instances). A host
@@ -39,11 +39,11 @@ _SERIES = (
       "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"),
      "gpu_instance_id, compute_instance_id, profile, mig_uuid, user"),
 )
-_FLAGS = ("hwinfo_gpu_mig_enabled", "hwinfo_gpu_lost")
+FLAGS = ('max by (__name__, job, instance, gpu) '
+         '({__name__=~"hwinfo_gpu_mig_enabled|hwinfo_gpu_lost"} == 1)')
 _NOW = [*(f'max by (__name__, job, instance, gpu, {labels}) ({{__name__=~"{"|".join(names)}"}})'
-          for names, labels in _SERIES),
-        f'max by (__name__, job, instance, gpu) ({{__name__=~"{"|".join(_FLAGS)}"}} == 1)']
-_HOSTS = f"""
+          for names, labels in _SERIES), FLAGS]
+HOSTS = f"""
 label_replace(last_over_time(hwinfo_gpus[{FORGET_AFTER}]), "measure", "seen", "", "")
 or label_replace(up and on(job, instance) hwinfo_gpus, "measure", "up", "", "")
 or label_replace(hwinfo_collection_stalled{{source="gpu"}}, "measure", "stalled", "", "")
@@ -126,38 +126,34 @@ class Fit:
 @dataclass
 class Fleet:
     at: float
-    hosts: list[Host]
+    hosts: list[Host]  # with `fits`, their states only (no GPUs)
     fits: list[Fit] | None = None  # with a needed size only
 
 
-def fleet(prometheus: Prometheus, at: float, need_memory: int | None = None,
-          model: re.Pattern[str] | None = None) -> Fleet:
-    seen, *now = prometheus.queries([_HOSTS, *_NOW], at)
-    hosts = _hosts(seen)
-    if not hosts:
-        raise LedgerError(f"{prometheus.url} has no hwinfo series in the last {FORGET_AFTER}: "
-                          "is it scraping hwinfo serve?")
-    samples = [s for part in now for s in part]
-    for s in samples:  # bytes, counts and flags: none negative, none past a PiB
-        if not 0 <= s.value <= MAX_FACT:
-            raise LedgerError(f"{prometheus.url}: {s.labels.get('__name__', 'a series')} of "
-                              f"{s.value:g} cannot be a GPU's (negative or absurd)")
-    _fill(hosts, samples)
+def fleet(prometheus: Prometheus, at: float, model: re.Pattern[str] | None = None) -> Fleet:
+    seen, *now = prometheus.queries([HOSTS, *_NOW], at)
+    hosts = hosts_seen(seen, prometheus.url)
+    _fill(hosts, checked([s for part in now for s in part], prometheus.url))
     for host in hosts.values():
         host.gpus.sort(key=lambda g: (len(g.index), g.index))
         if model is not None:
             host.gpus = [g for g in host.gpus if model.search(g.model)]
-    listed = [h for h in sorted(hosts.values(), key=lambda h: h.instance)
-              if model is None or h.gpus]
-    result = Fleet(at, listed)
-    if need_memory is not None:
-        result.fits = sorted(_fits(listed, need_memory),
-                             key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
-                                            len(f.gpu), f.gpu))
-    return result
+    return Fleet(at, [h for h in sorted(hosts.values(), key=lambda h: h.instance)
+                      if model is None or h.gpus])
 
 
-def _hosts(samples: list[Sample]) -> dict[tuple[str, str], Host]:
+def checked(samples: list[Sample], url: str) -> list[Sample]:
+    """The samples, or a LedgerError naming the first that no GPU can have: bytes, counts
+    and flags are none negative, none past a PiB."""
+    for s in samples:
+        if not 0 <= s.value <= MAX_FACT:
+            raise LedgerError(f"{url}: {s.labels.get('__name__', 'a series')} of "
+                              f"{s.value:g} cannot be a GPU's (negative or absurd)")
+    return samples
+
+
+def hosts_seen(samples: list[Sample], url: str) -> dict[tuple[str, str], Host]:
+    """Each host the answer to HOSTS has seen, in its state; a LedgerError if none."""
     hosts: dict[tuple[str, str], Host] = {}
     measures: dict[tuple[str, str], dict[str, float]] = {}
     for s in samples:
@@ -175,6 +171,9 @@ def _hosts(samples: list[Sample]) -> dict[tuple[str, str], Host]:
             host.state = "stale"
         else:
             host.state = "up"
+    if not hosts:
+        raise LedgerError(f"{url} has no hwinfo series in the last {FORGET_AFTER}: "
+                          "is it scraping hwinfo serve?")
     return hosts
 
 
@@ -267,24 +266,3 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
         gpu.holders[labels.get("user", "")] = value
     elif name == "hwinfo_gpu_user_processes" and value > 0:
         gpu.holders.setdefault(labels.get("user", ""), None)
-
-
-def _fits(hosts: list[Host], need: int) -> Iterator[Fit]:
-    for host in hosts:
-        if host.state != "up":
-            continue
-        for gpu in host.gpus:
-            if gpu.lost:
-                continue
-            where = (host.instance, gpu.index, gpu.uuid, gpu.model)
-            if gpu.free and (gpu.memory_free_bytes or 0) >= need:
-                yield Fit("gpu", *where, gpu.memory_free_bytes or 0)
-            if not gpu.mig_enabled:
-                continue
-            for device in gpu.mig_devices:
-                if device.free and (device.memory_total_bytes or 0) >= need:
-                    yield Fit("mig_device", *where, device.memory_total_bytes or 0,
-                              device.profile, device.mig_uuid)
-            for profile in gpu.profiles:
-                if profile.free_instances > 0 and (profile.memory_bytes or 0) >= need:
-                    yield Fit("mig_profile", *where, profile.memory_bytes or 0, profile.name)

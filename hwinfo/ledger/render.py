@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+from collections import Counter
 from typing import Any
 
 from hwinfo.escape import printable_copy, to_json
-from hwinfo.ledger.fleet import Fleet, Gpu
+from hwinfo.ledger.fleet import Fleet, Gpu, Host
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
@@ -156,13 +157,14 @@ def _gpu_record(gpu: Gpu) -> dict[str, Any]:
 
 
 def fleet_json(fleet: Fleet) -> str:
-    document: dict[str, Any] = {
-        "time": fleet.at,
-        "hosts": [{"job": h.job, "instance": h.instance, "state": h.state,
-                   "gpu_data_age_seconds": h.gpu_data_age_seconds,
-                   "gpus": [_gpu_record(g) for g in h.gpus]} for h in fleet.hosts],
-    }
-    if fleet.fits is not None:
+    """The fleet's hosts with their GPUs; with fits, the hosts' states and the fits."""
+    hosts = [{"job": h.job, "instance": h.instance, "state": h.state,
+              "gpu_data_age_seconds": h.gpu_data_age_seconds} for h in fleet.hosts]
+    document: dict[str, Any] = {"time": fleet.at, "hosts": hosts}
+    if fleet.fits is None:
+        for record, host in zip(hosts, fleet.hosts):
+            record["gpus"] = [_gpu_record(g) for g in host.gpus]
+    else:
         document["fits"] = [f.__dict__ for f in fleet.fits]
     return to_json(document) + "\n"
 
@@ -189,13 +191,13 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
     # Each table escapes its cells whole (keep_colour=False), each distinct text once: a
     # printable_copy of a thousand hosts' fleet took half a second.
     section = Section(f"Fleet at {_when(fleet.at)}", style)
+    if fleet.fits is not None and need_memory is not None:
+        _fits_lines(section, fleet, need_memory, style)
+        return section.render() + "\n"
     rows = []
     for host in fleet.hosts:
         if host.state != "up":
-            age = host.gpu_data_age_seconds
-            rows.append([host.instance, "", "", "", host.state + (
-                f" (GPU data {age:.0f} s old)" if age is not None and host.state == "stale" else ""),
-                ""])
+            rows.append([host.instance, "", "", "", _host_state(host), ""])
         for gpu in host.gpus:
             memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
             carve = ", ".join(f"{p.name}×{p.free_instances:g}" for p in gpu.profiles
@@ -205,16 +207,32 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
                          _gpu_state(gpu, host.state), who])
     section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], rows,
                   right=[False, True, False, True, False, False], keep_colour=False)
-    if fleet.fits is not None and need_memory is not None:
-        section.line("")
-        section.line(style.heading(f"Where {size(need_memory)} fits now, best fit first"), indent=0)
-        if not fleet.fits:
-            section.line("nowhere: no free GPU, idle MIG device or MIG capacity that large")
-        fit_rows = [[f.instance, f.gpu, f.model, {"gpu": "whole GPU", "mig_device": "MIG device",
-                                                   "mig_profile": "create MIG"}[f.kind],
-                     f.profile or "", size(f.memory_bytes), f.mig_uuid or f.uuid]
-                    for f in fleet.fits]
-        if fit_rows:
-            section.table(["HOST", "GPU", "MODEL", "KIND", "PROFILE", "MEMORY", "UUID"], fit_rows,
-                          right=[False, True, False, False, False, True, False], keep_colour=False)
     return section.render() + "\n"
+
+
+def _host_state(host: Host) -> str:
+    age = host.gpu_data_age_seconds
+    return host.state + (f" (GPU data {age:.0f} s old)"
+                         if age is not None and host.state == "stale" else "")
+
+
+def _fits_lines(section: Section, fleet: Fleet, need_memory: int, style: Style) -> None:
+    """The hosts counted, those that offer nothing (down or stale), then the fits."""
+    states = Counter(host.state for host in fleet.hosts)
+    count = len(fleet.hosts)
+    section.line(f"{count:,} host{'' if count == 1 else 's'}: " + ", ".join(
+        f"{states[state]:,} {state}" for state in ("up", "stale", "down") if states[state]))
+    absent = [[host.instance, _host_state(host)] for host in fleet.hosts if host.state != "up"]
+    if absent:
+        section.line("offering nothing now:")
+        section.table(["HOST", "STATE"], absent, indent=2, keep_colour=False)
+    section.line("")
+    section.line(style.heading(f"Where {size(need_memory)} fits now, best fit first"), indent=0)
+    if not fleet.fits:
+        section.line("nowhere: no free GPU, idle MIG device or MIG capacity that large")
+        return
+    rows = [[f.instance, f.gpu, f.model, {"gpu": "whole GPU", "mig_device": "MIG device",
+                                          "mig_profile": "create MIG"}[f.kind],
+             f.profile or "", size(f.memory_bytes), f.mig_uuid or f.uuid] for f in fleet.fits]
+    section.table(["HOST", "GPU", "MODEL", "KIND", "PROFILE", "MEMORY", "UUID"], rows,
+                  right=[False, True, False, False, False, True, False], keep_colour=False)

@@ -115,13 +115,36 @@ def test_usage_text_and_csv(stack: Stack) -> None:
     assert [line.split(",")[0] for line in lines[1:]] == ["alice", "erin", "carol", "(total)"]
 
 
+def _places_in_listing(listing: Any, need: int) -> set[tuple[str, str, str, str | None]]:
+    """Where `need` bytes fit, worked out from `fleet`'s listing as its docs say."""
+    places: set[tuple[str, str, str, str | None]] = set()
+    for host in listing["hosts"]:
+        for gpu in (g for g in host["gpus"] if host["state"] == "up" and not g["lost"]):
+            where = (host["instance"], gpu["index"])
+            if gpu["free"] and (gpu["memory_free_bytes"] or 0) >= need:
+                places.add((*where, "gpu", None))
+            if gpu["mig_enabled"]:
+                places |= {(*where, "mig_device", d["profile"]) for d in gpu["mig_devices"]
+                           if d["free"] and (d["memory_total_bytes"] or 0) >= need}
+                places |= {(*where, "mig_profile", p["name"]) for p in gpu["mig_profiles_free"]
+                           if (p["memory_bytes"] or 0) >= need}
+    return places
+
+
 def test_fleet_offers_the_free_gpu_and_only_it(stack: Stack) -> None:
+    listing = answer("fleet", "--prometheus", stack.prometheus)
     document = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "40GiB")
     assert {host["state"] for host in document["hosts"]} == {"up"}
-    free = [(h["instance"], g["index"]) for h in document["hosts"] for g in h["gpus"] if g["free"]]
+    assert all("gpus" not in host for host in document["hosts"])
+    free = [(h["instance"], g["index"]) for h in listing["hosts"] for g in h["gpus"] if g["free"]]
     assert len(free) == 1 and free[0][1] == "1"
     assert [(fit["instance"], fit["gpu"], fit["kind"]) for fit in document["fits"]] == [
         (free[0][0], "1", "gpu")]
+    # The engine's places are the listing's, for every size (the lab stands still).
+    for size in (2**30, 9 * 2**30, 10 * 2**30, 20 * 2**30, 40 * 2**30):
+        fits = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", f"{size}B")
+        assert {(f["instance"], f["gpu"], f["kind"], f["profile"]) for f in fits["fits"]} == \
+            _places_in_listing(listing, size), size
     too_big = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "81GiB")
     assert too_big["fits"] == []
     # 9 GiB: the idle 1g.10gb first, then 1g profiles an admin could create, the free GPU last.
@@ -136,10 +159,14 @@ def test_fleet_offers_the_free_gpu_and_only_it(stack: Stack) -> None:
 
 
 def test_fleet_text_names_holders(stack: Stack) -> None:
-    done = hwinfo("fleet", "--prometheus", stack.prometheus, "--need-memory", "40GiB")
+    done = hwinfo("fleet", "--prometheus", stack.prometheus)
     assert done.returncode == 0, done.stderr
     assert "erin 8.79 GiB" in done.stdout and "free" in done.stdout
-    assert "Where 40.0 GiB fits now" in done.stdout
+    assert "fits now" not in done.stdout
+    fits = hwinfo("fleet", "--prometheus", stack.prometheus, "--need-memory", "40GiB")
+    assert fits.returncode == 0, fits.stderr
+    assert "3 hosts: 3 up\n\nWhere 40.0 GiB fits now" in fits.stdout
+    assert "erin" not in fits.stdout  # the fits, not the listing
 
 
 def fleet_once_host_is(stack: Stack, state: str) -> Any:
@@ -174,13 +201,17 @@ def test_a_host_whose_nvml_hangs_is_stale_and_never_free(tmp_path: Path) -> None
         stale = fleet_once_host_is(running, "stale")
         assert stale["fits"] == []
         assert stale["hosts"][0]["gpu_data_age_seconds"] > 0
-        text = hwinfo("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
+        text = hwinfo("fleet", "--prometheus", running.prometheus)
         assert text.returncode == 0, text.stderr
         rows = [line for line in text.stdout.splitlines() if line.startswith("  127.0.0.1:")]
         # The host's line ("stale (GPU data N s old)"), then each GPU's: all stale, none free.
         assert len(rows) == 3 and all(" stale" in row and " free" not in row for row in rows), (
             text.stdout)
-        assert "nowhere:" in text.stdout
+        fits = hwinfo("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
+        assert fits.returncode == 0, fits.stderr
+        assert "1 host: 1 stale\n  offering nothing now:\n" in fits.stdout
+        assert re.search(r"^    127\.0\.0\.1:\d+  stale \(GPU data \d+ s old\)$", fits.stdout, re.MULTILINE)
+        assert "nowhere:" in fits.stdout
 
 
 LAB_BOARD = dashboard(LAB_DASHBOARD)

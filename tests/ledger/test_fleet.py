@@ -34,7 +34,7 @@ def test_memory_no_gpu_can_have_is_refused(name: str, value: float) -> None:
     facts = [Sample({**GPU, "__name__": "hwinfo_gpu_memory_total_bytes"}, 80 * 2**30),
              Sample({**GPU, "__name__": name, "user": "ann"}, value)]
     with pytest.raises(LedgerError, match=f"{name} of .* cannot be a GPU's"):
-        fleet(_Answering(facts), 1000.0, need_memory=2**30)  # type: ignore[arg-type]
+        fleet(_Answering(facts), 1000.0)  # type: ignore[arg-type]
 
 
 def test_a_gpu_with_plausible_facts_is_listed() -> None:

@@ -1,0 +1,76 @@
+"""fits applies to the engine's places what the engine does not weigh: host state, MIG mode,
+a lost GPU; and it refuses what no GPU can have (a real engine answers in tests/deploy)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hwinfo.ledger.fits import fit_queries, fits
+from hwinfo.ledger.fleet import FLAGS, HOSTS
+from hwinfo.ledger.prometheus import LedgerError, Sample
+
+A100 = "NVIDIA A100-SXM4-80GB"
+GIB = 2**30
+UP = {"job": "hwinfo", "instance": "a:9110"}
+STALE = {"job": "hwinfo", "instance": "b:9110"}
+
+
+def place(host: dict[str, str], gpu: str, kind: str, memory: float, model: str = A100,
+          **labels: str) -> Sample:
+    return Sample({**host, "gpu": gpu, "uuid": f"GPU-{gpu}", "name": model, "kind": kind,
+                   **labels}, memory)
+
+
+class _Engine:
+    """Answers fits's queries: host a up and fresh, host b stale; GPU 1 of a in MIG mode,
+    GPU 2 of a lost; and these places for the queries of fit_queries()."""
+
+    url = "http://prometheus.test"
+
+    def __init__(self, places: list[Sample]) -> None:
+        self.places = places
+        self.asked: list[str] = []
+
+    def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
+        self.asked = exprs
+        hosts = [Sample({**UP, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 1))]
+        hosts += [Sample({**STALE, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 600))]
+        flags = [Sample({**UP, "gpu": "1", "__name__": "hwinfo_gpu_mig_enabled"}, 1),
+                 Sample({**UP, "gpu": "2", "__name__": "hwinfo_gpu_lost"}, 1)]
+        return [hosts, flags, self.places] + [[] for _ in exprs[3:]]
+
+
+def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
+    engine = _Engine([
+        place(UP, "0", "gpu", 70 * GIB),  # a free whole GPU: offered
+        place(UP, "1", "gpu", 70 * GIB),  # in MIG mode: not a whole GPU to offer
+        place(UP, "0", "mig_profile", 40 * GIB, profile="3g.40gb"),  # not in MIG mode
+        place(UP, "1", "mig_device", 20 * GIB, profile="2g.20gb", mig_uuid="MIG-1"),  # offered
+        place(UP, "1", "mig_profile", 10 * GIB, profile="1g.10gb"),  # offered
+        place(UP, "2", "gpu", 70 * GIB),  # lost
+        place(STALE, "0", "gpu", 70 * GIB),  # its host's data is 10 minutes old
+        place({"job": "hwinfo", "instance": "gone:9110"}, "0", "gpu", 70 * GIB),  # not seen
+        place(UP, "3", "kernel", 70 * GIB),  # no kind of fit
+    ])
+    found = fits(engine, 1000.0, 9 * GIB)  # type: ignore[arg-type]
+    assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid) for f in found.fits or []] == [
+        ("1", "mig_profile", 10, "1g.10gb", None), ("1", "mig_device", 20, "2g.20gb", "MIG-1"),
+        ("0", "gpu", 70, None, None)]
+    assert [(h.instance, h.state, h.gpus) for h in found.hosts] == [
+        ("a:9110", "up", []), ("b:9110", "stale", [])]
+    assert engine.asked == [HOSTS, FLAGS, *fit_queries(9 * GIB)]
+
+
+def test_the_size_reaches_the_engine_and_the_model_is_matched_here() -> None:
+    engine = _Engine([place(UP, "0", "gpu", 70 * GIB, "Tesla T4"), place(UP, "3", "gpu", 70 * GIB)])
+    found = fits(engine, 1000.0, 40 * GIB, re.compile("a100", re.IGNORECASE))  # type: ignore[arg-type]
+    assert [f.gpu for f in found.fits or []] == ["3"]
+    assert all(f"{40 * GIB}" in expr for expr in engine.asked[2:])
+
+
+@pytest.mark.parametrize("memory", [-1.0, 2.0**60])
+def test_memory_no_gpu_can_have_is_refused(memory: float) -> None:
+    with pytest.raises(LedgerError, match="cannot be a GPU's"):
+        fits(_Engine([place(UP, "0", "gpu", memory)]), 1000.0, GIB)  # type: ignore[arg-type]
