@@ -4,8 +4,9 @@ The engine answers only the places that could take the job: a whole GPU with no 
 that much free memory, an existing MIG device with no process and that much memory, a MIG
 profile with free instances that large. Listing every GPU to find them (fleet.py) is the
 cost of the whole fleet: for 1,000 hosts, 66,000 series sent and parsed to offer a few
-thousand. What the engine cannot weigh without reading every GPU again, the client applies
-as the listing does: the host's state (up, stale or down), MIG mode and a lost GPU.
+thousand. What the engine would weigh only by reading every GPU again, the client applies
+as the listing does: the host's state (up, stale or down), MIG mode and a lost GPU; and it
+names each place's model.
 """
 
 from __future__ import annotations
@@ -16,21 +17,14 @@ from hwinfo.ledger.fleet import FLAGS, HOSTS, Fit, Fleet, Host, checked, hosts_s
 from hwinfo.ledger.prometheus import Prometheus, Sample
 
 GPU = "job, instance, gpu"
-# One model per GPU for the join (a GPU renamed by a driver upgrade may have two for the
-# lookback's minutes). A GPU without hwinfo_gpu_info, which hwinfo always exports beside
-# its other facts, is not offered: nothing could name it.
-_MODEL = f"topk by ({GPU}) (1, hwinfo_gpu_info)"
-_FIT_LABELS = f"{GPU}, uuid, name, kind, profile, mig_uuid"
+# Each GPU's model, joined here: Prometheus 2.42 took 0.17 s to join 4,000 places of 1,000
+# hosts with hwinfo_gpu_info, and 0.05 s to send this. A GPU without hwinfo_gpu_info, which
+# hwinfo always exports beside its other facts, is not offered: nothing could name it.
+MODELS = f"group by ({GPU}, name) (hwinfo_gpu_info)"
 
 
 def _kind(kind: str, expr: str) -> str:
     return f'label_replace({expr}, "kind", "{kind}", "", "")'
-
-
-def _places(parts: dict[str, str]) -> str:
-    """The union of `parts` (a kind of fit each), each fit named by its GPU's model."""
-    union = " or ".join(_kind(kind, expr) for kind, expr in parts.items())
-    return f"max by ({_FIT_LABELS}) (({union}) * on({GPU}) group_left(name) {_MODEL})"
 
 
 def fit_queries(need: int) -> list[str]:
@@ -38,30 +32,30 @@ def fit_queries(need: int) -> list[str]:
     together (the engine answers each on one core)."""
     device = f"{GPU}, gpu_instance_id"
     return [
-        _places({"gpu": f"(hwinfo_gpu_memory_free_bytes >= {need}) "
-                        f"and on({GPU}) (hwinfo_gpu_processes == 0)"}),
-        _places({
-            # A GPU instance's memory is each of its compute instances' (MIG devices').
-            "mig_device": f"(hwinfo_mig_device_info and on({device}, compute_instance_id) "
-                          f"(hwinfo_mig_device_processes == 0)) * on({device}) group_left() "
-                          f"max by ({device}) (hwinfo_mig_gpu_instance_memory_total_bytes >= {need})",
-            "mig_profile": f"(hwinfo_mig_profile_memory_bytes >= {need}) and on({GPU}, profile) "
-                           "(hwinfo_mig_profile_free_instances > 0)",
-        }),
+        _kind("gpu", f"(hwinfo_gpu_memory_free_bytes >= {need}) "
+                     f"and on({GPU}) (hwinfo_gpu_processes == 0)"),
+        # A GPU instance's memory is each of its compute instances' (MIG devices').
+        _kind("mig_device", f"(hwinfo_mig_device_info and on({device}, compute_instance_id) "
+                            f"(hwinfo_mig_device_processes == 0)) * on({device}) group_left() "
+                            f"max by ({device}) (hwinfo_mig_gpu_instance_memory_total_bytes >= {need})")
+        + " or " + _kind("mig_profile", f"(hwinfo_mig_profile_memory_bytes >= {need}) "
+                                         f"and on({GPU}, profile) (hwinfo_mig_profile_free_instances > 0)"),
     ]
 
 
 def fits(prometheus: Prometheus, at: float, need: int,
          model: re.Pattern[str] | None = None) -> Fleet:
     """Every host's state, and the places where `need` bytes fit, best fit first."""
-    seen, flags, *places = prometheus.queries([HOSTS, FLAGS, *fit_queries(need)], at)
+    seen, flags, named, *places = prometheus.queries([HOSTS, FLAGS, MODELS, *fit_queries(need)], at)
     hosts = hosts_seen(seen, prometheus.url)
     flagged: dict[tuple[str, str, str], set[str]] = {}
-    for s in checked([*flags, *(s for part in places for s in part)], prometheus.url):
-        if "kind" not in s.labels:
-            flagged.setdefault(_gpu(s), set()).add(s.labels.get("__name__", ""))
-    found = [fit for part in places for s in part
-             if (fit := _fit(s, hosts, flagged.get(_gpu(s), set()))) is not None
+    for s in checked(flags, prometheus.url):
+        flagged.setdefault(_gpu(s), set()).add(s.labels.get("__name__", ""))
+    models: dict[tuple[str, str, str], str] = {}
+    for s in named:  # a GPU renamed in the lookback (a driver upgrade): the same name each run
+        models[_gpu(s)] = max(models.get(_gpu(s), ""), s.labels.get("name", ""))
+    found = [fit for s in checked([s for part in places for s in part], prometheus.url)
+             if (fit := _fit(s, hosts, flagged.get(_gpu(s), set()), models.get(_gpu(s))))
              and (model is None or model.search(fit.model))]
     found.sort(key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
                               len(f.gpu), f.gpu))
@@ -72,16 +66,16 @@ def _gpu(s: Sample) -> tuple[str, str, str]:
     return s.labels.get("job", ""), s.labels.get("instance", ""), s.labels.get("gpu", "")
 
 
-def _fit(s: Sample, hosts: dict[tuple[str, str], Host], flags: set[str]) -> Fit | None:
+def _fit(s: Sample, hosts: dict[tuple[str, str], Host], flags: set[str],
+         model: str | None) -> Fit | None:
     """The fit a series of the engine's answer offers, where its host and GPU can take it."""
     labels = s.labels
     host = hosts.get((labels.get("job", ""), labels.get("instance", "")))
     kind = labels.get("kind", "")
     mig = "hwinfo_gpu_mig_enabled" in flags
-    if (host is None or host.state != "up" or "hwinfo_gpu_lost" in flags
+    if (host is None or host.state != "up" or model is None or "hwinfo_gpu_lost" in flags
             or kind not in ("gpu", "mig_device", "mig_profile") or mig != (kind != "gpu")):
         return None
-    return Fit(kind, host.instance, labels.get("gpu", ""), labels.get("uuid", ""),
-               labels.get("name", ""), s.value,
+    return Fit(kind, host.instance, labels.get("gpu", ""), labels.get("uuid", ""), model, s.value,
                labels.get("profile", "") if kind != "gpu" else None,
                labels.get("mig_uuid", "") if kind == "mig_device" else None)

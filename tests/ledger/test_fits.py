@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hwinfo.ledger.fits import fit_queries, fits
+from hwinfo.ledger.fits import MODELS, fit_queries, fits
 from hwinfo.ledger.fleet import FLAGS, HOSTS
 from hwinfo.ledger.prometheus import LedgerError, Sample
 
@@ -17,21 +17,24 @@ UP = {"job": "hwinfo", "instance": "a:9110"}
 STALE = {"job": "hwinfo", "instance": "b:9110"}
 
 
-def place(host: dict[str, str], gpu: str, kind: str, memory: float, model: str = A100,
-          **labels: str) -> Sample:
-    return Sample({**host, "gpu": gpu, "uuid": f"GPU-{gpu}", "name": model, "kind": kind,
-                   **labels}, memory)
+def place(host: dict[str, str], gpu: str, kind: str, memory: float, **labels: str) -> Sample:
+    return Sample({**host, "gpu": gpu, "uuid": f"GPU-{gpu}", "kind": kind, **labels}, memory)
 
 
 class _Engine:
     """Answers fits's queries: host a up and fresh, host b stale; GPU 1 of a in MIG mode,
-    GPU 2 of a lost; and these places for the queries of fit_queries()."""
+    GPU 2 of a lost; GPUs 0 to 3 of each host A100s (GPU 0 of host a once under a shorter
+    name), GPU 4 of host a a T4; and these places for the queries of fit_queries()."""
 
     url = "http://prometheus.test"
 
     def __init__(self, places: list[Sample]) -> None:
         self.places = places
         self.asked: list[str] = []
+        self.models = [Sample({**host, "gpu": str(gpu), "name": A100}, 1)
+                       for host in (UP, STALE) for gpu in range(4)]
+        self.models += [Sample({**UP, "gpu": "0", "name": "A100-SXM4-80GB"}, 1),
+                        Sample({**UP, "gpu": "4", "name": "Tesla T4"}, 1)]
 
     def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
         self.asked = exprs
@@ -39,7 +42,7 @@ class _Engine:
         hosts += [Sample({**STALE, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 600))]
         flags = [Sample({**UP, "gpu": "1", "__name__": "hwinfo_gpu_mig_enabled"}, 1),
                  Sample({**UP, "gpu": "2", "__name__": "hwinfo_gpu_lost"}, 1)]
-        return [hosts, flags, self.places] + [[] for _ in exprs[3:]]
+        return [hosts, flags, self.models, self.places] + [[] for _ in exprs[4:]]
 
 
 def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
@@ -53,21 +56,23 @@ def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
         place(STALE, "0", "gpu", 70 * GIB),  # its host's data is 10 minutes old
         place({"job": "hwinfo", "instance": "gone:9110"}, "0", "gpu", 70 * GIB),  # not seen
         place(UP, "3", "kernel", 70 * GIB),  # no kind of fit
+        place(UP, "5", "gpu", 70 * GIB),  # no hwinfo_gpu_info: nothing names it
     ])
     found = fits(engine, 1000.0, 9 * GIB)  # type: ignore[arg-type]
-    assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid) for f in found.fits or []] == [
-        ("1", "mig_profile", 10, "1g.10gb", None), ("1", "mig_device", 20, "2g.20gb", "MIG-1"),
-        ("0", "gpu", 70, None, None)]
+    assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid, f.model)
+            for f in found.fits or []] == [
+        ("1", "mig_profile", 10, "1g.10gb", None, A100),
+        ("1", "mig_device", 20, "2g.20gb", "MIG-1", A100), ("0", "gpu", 70, None, None, A100)]
     assert [(h.instance, h.state, h.gpus) for h in found.hosts] == [
         ("a:9110", "up", []), ("b:9110", "stale", [])]
-    assert engine.asked == [HOSTS, FLAGS, *fit_queries(9 * GIB)]
+    assert engine.asked == [HOSTS, FLAGS, MODELS, *fit_queries(9 * GIB)]
 
 
 def test_the_size_reaches_the_engine_and_the_model_is_matched_here() -> None:
-    engine = _Engine([place(UP, "0", "gpu", 70 * GIB, "Tesla T4"), place(UP, "3", "gpu", 70 * GIB)])
+    engine = _Engine([place(UP, "4", "gpu", 70 * GIB), place(UP, "3", "gpu", 70 * GIB)])
     found = fits(engine, 1000.0, 40 * GIB, re.compile("a100", re.IGNORECASE))  # type: ignore[arg-type]
     assert [f.gpu for f in found.fits or []] == ["3"]
-    assert all(f"{40 * GIB}" in expr for expr in engine.asked[2:])
+    assert all(f"{40 * GIB}" in expr for expr in engine.asked[3:])
 
 
 @pytest.mark.parametrize("memory", [-1.0, 2.0**60])
