@@ -54,11 +54,13 @@ def fits(prometheus: Prometheus, at: float, need: int,
     models: dict[tuple[str, str, str], str] = {}
     for s in named:  # a GPU renamed in the lookback (a driver upgrade): the same name each run
         models[_gpu(s)] = max(models.get(_gpu(s), ""), s.labels.get("name", ""))
-    found = [fit for s in checked([s for part in places for s in part], prometheus.url)
-             if (fit := _fit(s, hosts, flagged.get(_gpu(s), set()), models.get(_gpu(s))))
-             and (model is None or model.search(fit.model))]
-    found.sort(key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
-                              len(f.gpu), f.gpu))
+    # A set: an engine that answers a place twice offers it once.
+    found = sorted({fit for s in checked([s for part in places for s in part], prometheus.url)
+                    if (fit := _fit(s, hosts, flagged.get(_gpu(s), set()), models.get(_gpu(s))))
+                    and (model is None or model.search(fit.model))},
+                   key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
+                                  len(f.gpu), f.gpu, f.kind, f.profile or "", f.mig_uuid or "",
+                                  f.uuid, f.model))
     return Fleet(at, sorted(hosts.values(), key=lambda h: h.instance), found)
 
 

@@ -180,3 +180,23 @@ def test_gpus_named_oddly_in_the_index_still_count(hostile: tuple[str, dict[str,
     shown = run("usage", "--prometheus", url, "--format", "json")
     assert shown.returncode == 0, shown.stderr
     assert [row["user"] for row in json.loads(shown.stdout)["rows"]] == ["alice"]
+
+
+def test_fits_show_hostile_names_escaped(hostile: tuple[str, dict[str, Any]]) -> None:
+    # The server answers every query alike: the host is seen and up (its age unknown: not
+    # "up" but stale), and a place whose GPU's name and host are hostile.
+    url, answers = hostile
+    host = {"job": "hwinfo", "instance": "a\udce9\x1b]0;x\x07:9110"}
+    answers["query"] = vector(
+        ({"measure": "seen", **host}, "1"), ({"measure": "up", **host}, "1"),
+        ({"measure": "age", **host}, "1"),
+        ({**host, "gpu": "0", "uuid": "GPU-\x1b[5m", "name": "A100\x1b[31m", "kind": "gpu"},
+         "85899345920"))
+    text = run("fleet", "--prometheus", url, "--need-memory", "1GiB")
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout
+    assert "a\\xe9\\x1b]0;x\\x07:9110" in text.stdout and "A100\\x1b[31m" in text.stdout
+    document = run("fleet", "--prometheus", url, "--need-memory", "1GiB", "--format", "json")
+    assert document.returncode == 0, document.stderr
+    (fit,) = json.loads(document.stdout)["fits"]
+    assert (fit["model"], fit["uuid"], fit["memory_bytes"]) == ("A100\x1b[31m", "GPU-\x1b[5m", 80 * 2**30)
