@@ -17,29 +17,39 @@ from hwinfo.ledger.fleet import FLAGS, HOSTS, Fit, Fleet, Host, checked, hosts_s
 from hwinfo.ledger.prometheus import Prometheus, Sample
 
 GPU = "job, instance, gpu"
-# Each GPU's model, joined here: Prometheus 2.42 took 0.17 s to join 4,000 places of 1,000
-# hosts with hwinfo_gpu_info, and 0.05 s to send this. A GPU without hwinfo_gpu_info, which
-# hwinfo always exports beside its other facts, is not offered: nothing could name it.
-MODELS = f"group by ({GPU}, name) (hwinfo_gpu_info)"
+# Each GPU's uuid and model, joined here: Prometheus 2.42 took 0.17 s to join 4,000 places of
+# 1,000 hosts with hwinfo_gpu_info, and 0.05 s to send this. A GPU without hwinfo_gpu_info,
+# which hwinfo always exports beside its other facts, is not offered: nothing names it.
+MODELS = f"group by ({GPU}, uuid, name) (hwinfo_gpu_info)"
 
 
 def _kind(kind: str, expr: str) -> str:
     return f'label_replace({expr}, "kind", "{kind}", "", "")'
 
 
+def _one(name: str, labels: str) -> str:
+    """`name` by `labels` alone, as the listing reads it: an engine may hold a fact twice
+    with one more label (an HA pair's replica), and one busy copy makes the GPU busy."""
+    return f"max by ({labels}) ({name})"
+
+
 def fit_queries(need: int) -> list[str]:
     """Whole GPUs, and MIG devices and profiles, where `need` bytes fit: two queries to send
     together (the engine answers each on one core)."""
-    device = f"{GPU}, gpu_instance_id"
+    instance = f"{GPU}, gpu_instance_id"
+    device = f"{instance}, compute_instance_id"
+    profile = f"{GPU}, profile"
     return [
-        _kind("gpu", f"(hwinfo_gpu_memory_free_bytes >= {need}) "
-                     f"and on({GPU}) (hwinfo_gpu_processes == 0)"),
+        _kind("gpu", f"({_one('hwinfo_gpu_memory_free_bytes', GPU)} >= {need}) "
+                     f"and on({GPU}) ({_one('hwinfo_gpu_processes', GPU)} == 0)"),
         # A GPU instance's memory is each of its compute instances' (MIG devices').
-        _kind("mig_device", f"(hwinfo_mig_device_info and on({device}, compute_instance_id) "
-                            f"(hwinfo_mig_device_processes == 0)) * on({device}) group_left() "
-                            f"max by ({device}) (hwinfo_mig_gpu_instance_memory_total_bytes >= {need})")
-        + " or " + _kind("mig_profile", f"(hwinfo_mig_profile_memory_bytes >= {need}) "
-                                         f"and on({GPU}, profile) (hwinfo_mig_profile_free_instances > 0)"),
+        _kind("mig_device", f"({_one('hwinfo_mig_device_info', f'{device}, profile, mig_uuid')} "
+                            f"and on({device}) ({_one('hwinfo_mig_device_processes', device)} == 0)) "
+                            f"* on({instance}) group_left() "
+                            f"({_one('hwinfo_mig_gpu_instance_memory_total_bytes', instance)} >= {need})")
+        + " or " + _kind("mig_profile", f"({_one('hwinfo_mig_profile_memory_bytes', profile)} >= {need}) "
+                                         f"and on({profile}) "
+                                         f"({_one('hwinfo_mig_profile_free_instances', profile)} > 0)"),
     ]
 
 
@@ -51,12 +61,16 @@ def fits(prometheus: Prometheus, at: float, need: int,
     flagged: dict[tuple[str, str, str], set[str]] = {}
     for s in checked(flags, prometheus.url):
         flagged.setdefault(_gpu(s), set()).add(s.labels.get("__name__", ""))
-    models: dict[tuple[str, str, str], str] = {}
-    for s in named:  # a GPU renamed in the lookback (a driver upgrade): the same name each run
-        models[_gpu(s)] = max(models.get(_gpu(s), ""), s.labels.get("name", ""))
+    # A GPU renamed in the lookback (a driver upgrade) or under two uuids: one, the same
+    # in every run.
+    named_as: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for s in named:
+        this = (s.labels.get("uuid", ""), s.labels.get("name", ""))
+        named_as[_gpu(s)] = max(named_as.get(_gpu(s), this), this)
     # A set: an engine that answers a place twice offers it once.
     found = sorted({fit for s in checked([s for part in places for s in part], prometheus.url)
-                    if (fit := _fit(s, hosts, flagged.get(_gpu(s), set()), models.get(_gpu(s))))
+                    if (fit := _fit(s, need, hosts, flagged.get(_gpu(s), set()),
+                                    named_as.get(_gpu(s))))
                     and (model is None or model.search(fit.model))},
                    key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
                                   len(f.gpu), f.gpu, f.kind, f.profile or "", f.mig_uuid or "",
@@ -68,16 +82,18 @@ def _gpu(s: Sample) -> tuple[str, str, str]:
     return s.labels.get("job", ""), s.labels.get("instance", ""), s.labels.get("gpu", "")
 
 
-def _fit(s: Sample, hosts: dict[tuple[str, str], Host], flags: set[str],
-         model: str | None) -> Fit | None:
-    """The fit a series of the engine's answer offers, where its host and GPU can take it."""
+def _fit(s: Sample, need: int, hosts: dict[tuple[str, str], Host], flags: set[str],
+         named: tuple[str, str] | None) -> Fit | None:
+    """The fit a series of the engine's answer offers, where its host and GPU can take it
+    (and it is as large as asked: the engine's word is not taken for that)."""
     labels = s.labels
     host = hosts.get((labels.get("job", ""), labels.get("instance", "")))
     kind = labels.get("kind", "")
     mig = "hwinfo_gpu_mig_enabled" in flags
-    if (host is None or host.state != "up" or model is None or "hwinfo_gpu_lost" in flags
-            or kind not in ("gpu", "mig_device", "mig_profile") or mig != (kind != "gpu")):
+    if (host is None or host.state != "up" or named is None or "hwinfo_gpu_lost" in flags
+            or s.value < need or kind not in ("gpu", "mig_device", "mig_profile")
+            or mig != (kind != "gpu")):
         return None
-    return Fit(kind, host.instance, labels.get("gpu", ""), labels.get("uuid", ""), model, s.value,
+    return Fit(kind, host.instance, labels.get("gpu", ""), *named, s.value,
                labels.get("profile", "") if kind != "gpu" else None,
                labels.get("mig_uuid", "") if kind == "mig_device" else None)

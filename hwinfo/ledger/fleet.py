@@ -166,8 +166,9 @@ def hosts_seen(samples: list[Sample], url: str) -> dict[tuple[str, str], Host]:
         host.gpu_data_age_seconds = seen.get("age")
         if seen.get("up") != 1:
             host.state = "down"
+        # Data from further ahead than that: a clock so far off its time is unknown.
         elif seen.get("stalled") == 1 or host.gpu_data_age_seconds is None \
-                or host.gpu_data_age_seconds > STALE_AFTER_SECONDS:
+                or not -STALE_AFTER_SECONDS <= host.gpu_data_age_seconds <= STALE_AFTER_SECONDS:
             host.state = "stale"
         else:
             host.state = "up"

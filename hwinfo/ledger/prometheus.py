@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import queue
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
@@ -67,7 +68,9 @@ class Prometheus:
 
     def _get(self, path: str, params: Sequence[tuple[str, str]] = (), post: bool = False) -> Any:
         """The `data` of a successful API answer."""
-        target = dataclasses.replace(self.target, path=self.base + path)
+        # Errors name the API asked: a server may answer one and not another.
+        target = dataclasses.replace(self.target, path=self.base + path,
+                                     url=self.target.url.rstrip("/") + path)
         encoded = urllib.parse.urlencode(params)
         try:
             content_type, body = urlfetch.fetch(
@@ -141,22 +144,23 @@ class Prometheus:
 
 def together(calls: Sequence[Callable[[], T]]) -> list[T]:
     """Each call's result, the calls run side by side (each keeps its own deadlines), in
-    order; or the first one's error."""
+    order; or the first error to come, as soon as it comes (the others are left to end by
+    their deadlines)."""
     answers: list[T | Exception | None] = [None] * len(calls)
+    ended: queue.SimpleQueue[int] = queue.SimpleQueue()
 
     def run(index: int, call: Callable[[], T]) -> None:
         try:
             answers[index] = call()
         except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
             answers[index] = exc
+        finally:
+            ended.put(index)
 
-    threads = [threading.Thread(target=run, args=(i, call), name="hwinfo-query", daemon=True)
-               for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()  # interruptible; each call ends by its own deadline
-    for answer in answers:
+    for i, call in enumerate(calls):
+        threading.Thread(target=run, args=(i, call), name="hwinfo-query", daemon=True).start()
+    for _ in calls:
+        answer = answers[ended.get()]  # interruptible: Ctrl-C ends the wait
         if isinstance(answer, Exception):
             raise answer
     return answers  # type: ignore[return-value]  # no exception left: every one a T

@@ -6,7 +6,7 @@ and joined with `or`: one round trip, and Prometheus evaluates them side by side
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from hwinfo.ledger.rollup import HOST_ROLLUP_SUFFIX, ROLLUP_SUFFIX, USER_ROLLUP_SUFFIX, Plan, over
 
@@ -89,11 +89,10 @@ USAGE_PARTS = 3
 # and the users' peak memory are rolled up by user and model (USER_ROLLUP_SUFFIX) and by host
 # and model (HOST_ROLLUP_SUFFIX); the attribution group's by user, model, job, pod and
 # container (ROLLUP_SUFFIX). Each family has its own count of evaluations.
+# Each GPU seen in an hour, with its model: for the hours, usage() asks the engine's index
+# for its series, which reads no sample (a month of its samples took 0.29 s of 100 hosts'
+# 1.25 s); for the minutes, the GPUs measure.
 GPUS_ROLLUP = "hwinfo:ledger_gpus:info_1h"
-# The series that name each GPU seen (its model in `name`, rolled up in `model`): usage()
-# asks the engine's index for them, which reads no sample (a month of the hourly roll-up's
-# samples took 0.29 s of 100 hosts' 1.25 s).
-GPU_SERIES = {"hwinfo_gpu_info": "name", GPUS_ROLLUP: "model"}
 USER_MEMORY = "hwinfo_gpu_user_memory_used_bytes"
 PEAK_ROLLUP = "hwinfo:ledger_user_memory:peak_bytes"
 ATTRIBUTED_PEAK_ROLLUP = "hwinfo:ledger_attributed_memory:peak_bytes" + ROLLUP_SUFFIX
@@ -121,20 +120,40 @@ def rollups(by: str) -> frozenset[str]:
     return frozenset({*read, EVALUATIONS_RECORD + suffix, GPUS_ROLLUP})
 
 
-def summed(record: str, selector: str, plan: Plan, suffix: str = ROLLUP_SUFFIX) -> str:
-    """A recorded share summed over the plan's range, per series: roll-ups and minutes."""
-    return over(plan, lambda span, rolled: (
+def aggregated(aggregation: str, keys: str, plan: Plan, term: Callable[[str, bool], str]) -> str:
+    """`term` (of a part's range and whether it reads roll-ups) over the plan's range,
+    aggregated by `keys`: each part before the parts are joined, since the engine matches
+    every series of one part against the others' (a range's minute edges are per device)."""
+    expr = over(plan, lambda span, rolled: f"{aggregation} by ({keys}) ({term(span, rolled)})")
+    return expr if len(plan.parts) == 1 else f"{aggregation} by ({keys}) ({expr})"
+
+
+def summed(record: str, selector: str, plan: Plan, keys: str, suffix: str = ROLLUP_SUFFIX) -> str:
+    """A recorded share summed over the plan's range by `keys`: roll-ups and minutes."""
+    return aggregated("sum", keys, plan, lambda span, rolled: (
         f"sum_over_time({record}{suffix if rolled else ''}{selector}{span})"))
 
 
+def seen_gpus(plan: Plan) -> dict[str, str]:
+    """The `gpus` measure: each GPU seen in the plan's minute parts, with its model as a
+    `model` label, value 1 (none where the plan has no minute part)."""
+    minutes = Plan(plan.until, tuple(part for part in plan.parts if not part.rolled))
+    if not minutes.parts:
+        return {}
+    return {"gpus": f"group by ({GPU_KEY}, model) (" + over(
+        minutes, lambda span, rolled: _named(span)) + ")"}
+
+
 def _common(plan: Plan, suffix: str) -> dict[str, str]:
-    """The measures of every usage query: evaluations, and for each run of
+    """The measures of every usage query: evaluations, the GPUs seen in minutes, and for each run of
     roll-ups how far the evaluations they counted are from the minute records of their
     hours now: more minutes, late data the roll-ups missed; fewer, roll-ups that overlap (a
     group interval edited apart from the rules' [1h] windows). No answer where the minute
     records are gone past the engine's retention while their roll-ups are kept."""
     measures = {
-        "evaluations": f"max(sum without (part) ({summed(EVALUATIONS_RECORD, '', plan, suffix)}))",
+        "evaluations": "max(sum without (part) (" + over(plan, lambda span, rolled: (
+            f"sum_over_time({EVALUATIONS_RECORD}{suffix if rolled else ''}{span})")) + "))",
+        **seen_gpus(plan),
     }
     for n, (hours, minutes) in enumerate(plan.checks()):
         measures[f"check{n}"] = (f"abs(sum(sum_over_time({EVALUATIONS_RECORD}{minutes})) "
@@ -145,20 +164,18 @@ def _common(plan: Plan, suffix: str) -> dict[str, str]:
 def usage(by: str, plan: Plan) -> list[str]:
     """Every figure of `hwinfo usage`, in USAGE_PARTS queries to send together: the recorded
     shares and the peak memory by `by` and the model; the accounting counters per GPU and
-    user, which the client joins with the GPUs' models (GPU_SERIES)."""
+    user, which the client joins with the GPUs' models."""
     keys = by if by == "model" else f"{by}, model"
     suffix = rollup_suffix(by)
-    measures = {name: f"sum by ({keys}) ({summed(record, '', plan, suffix)})"
-                for name, record in SHARE_RECORDS.items()}
+    measures = {name: summed(record, "", plan, keys, suffix) for name, record in SHARE_RECORDS.items()}
     per_gpu = f"{GPU_KEY}, user"
     # Counters of short processes are read whole: their increase does not add up by hour.
     measures |= {name: f"sum by ({per_gpu}) (increase({counter}{plan.whole}))"
                  for name, counter in ACCOUNTED_COUNTERS.items()}
-    measures["peak_memory"] = f"max by ({keys}) (" + over(plan, lambda span, rolled: (
+    measures["peak_memory"] = aggregated("max", keys, plan, lambda span, rolled: (
         f"max_over_time({PEAK_ROLLUP}{suffix}{span})" if rolled else
-        f"max_over_time({USER_MEMORY}{span}) * on({GPU_KEY}) group_left(model) {_models_in(span)}"
-    )) + ")"
-    measures["unseen"] = f"sum by (instance, model) ({summed(UNSEEN_RECORD, '', plan)})"
+        f"max_over_time({USER_MEMORY}{span}) * on({GPU_KEY}) group_left(model) {_models_in(span)}"))
+    measures["unseen"] = summed(UNSEEN_RECORD, "", plan, "instance, model")
     return _parts(measures | _common(plan, suffix))
 
 
@@ -173,11 +190,10 @@ def attributed_usage(label: str, plan: Plan) -> list[str]:
     the attribution group's shares of the series that have one, and each one's peak memory
     on a GPU. NVML accounting knows no jobs: no accounted measures."""
     only = f'{{{label}!=""}}'
-    measures = {name: f"sum by ({label}, model) ({summed(record, only, plan)})"
+    measures = {name: summed(record, only, plan, f"{label}, model")
                 for name, record in ATTRIBUTED_RECORDS.items()}
-    measures["peak_memory"] = f"max by ({GPU_KEY}, {label}) (" + over(plan, lambda span, rolled: (
-        f"max_over_time({ATTRIBUTED_PEAK_ROLLUP if rolled else ATTRIBUTED_MEMORY}{only}{span})"
-    )) + ")"
+    measures["peak_memory"] = aggregated("max", f"{GPU_KEY}, {label}", plan, lambda span, rolled: (
+        f"max_over_time({ATTRIBUTED_PEAK_ROLLUP if rolled else ATTRIBUTED_MEMORY}{only}{span})"))
     return _parts(measures | _common(plan, ROLLUP_SUFFIX))
 
 

@@ -123,16 +123,22 @@ def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: 
     return rollup.plan(times, since, until, hourly.interval_seconds, interval)
 
 
-def _gpus(prometheus: Prometheus, since: float, until: float) -> dict[tuple[str, ...], str]:
-    """Each GPU seen in the range (a little more: the engine's grain) and its model. A GPU
-    renamed in it (a driver upgrade that adds "NVIDIA ") keeps one of its names, the same
-    in every run: the greater."""
+def _rolled_gpus(prometheus: Prometheus, plan: rollup.Plan) -> list[dict[str, str]]:
+    """The series of each GPU in the roll-ups the plan reads (a little more: the engine's
+    grain), from the engine's index."""
+    rolled = [part for part in plan.parts if part.rolled]
+    if not rolled:
+        return []
+    return prometheus.series([queries.GPUS_ROLLUP], rolled[0].first, rolled[-1].last)
+
+
+def _models(labelsets: Iterable[dict[str, str]]) -> dict[tuple[str, ...], str]:
+    """Each GPU's model; of a GPU renamed in the range (a driver upgrade that adds
+    "NVIDIA "), one of its names, the same in every run."""
     models: dict[tuple[str, ...], str] = {}
-    for labels in prometheus.series(list(queries.GPU_SERIES), since, until):
-        name = queries.GPU_SERIES.get(labels.get("__name__", ""))
-        if name is not None:
-            key = _gpu_key(labels)
-            models[key] = max(models.get(key, ""), labels.get(name, ""))
+    for labels in labelsets:
+        key = _gpu_key(labels)
+        models[key] = max(models.get(key, ""), labels.get("model", ""))
     return models
 
 
@@ -164,11 +170,12 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
                           + ": nothing was recorded in it")
     span = window(until - since)
-    plan, gpus = together([lambda: _plan(prometheus, groups, since, until, interval, by),
-                           lambda: _gpus(prometheus, since, until)])
-    samples, late = _ask(prometheus, by, plan, until)
+    plan = _plan(prometheus, groups, since, until, interval, by)
+    (samples, late), rolled = together([lambda: _ask(prometheus, by, plan, until),
+                                        lambda: _rolled_gpus(prometheus, plan)])
     if late:  # those hours again, from minute records; the other runs' checks still hold
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
+    gpus = _models([*rolled, *(s.labels for s in samples if s.labels.get("measure") == "gpus")])
     if not gpus:
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
@@ -178,7 +185,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         raise WindowError("no evaluation of the ledger's rules falls in the range (before they "
                           "were loaded, or while Prometheus was down): no figure can be told")
     unseen = [s for s in samples if s.labels.get("measure") == "unseen"]
-    rows = _rows([s for s in samples if s.labels.get("measure") not in ("unseen", "evaluations")],
+    rows = _rows([s for s in samples
+                  if s.labels.get("measure") not in ("unseen", "evaluations", "gpus")],
                  _LABEL[by], interval, prices, gpus)
     if by in ("host", "model"):
         _add_unseen(rows, unseen, _LABEL[by], interval)

@@ -18,7 +18,7 @@ STALE = {"job": "hwinfo", "instance": "b:9110"}
 
 
 def place(host: dict[str, str], gpu: str, kind: str, memory: float, **labels: str) -> Sample:
-    return Sample({**host, "gpu": gpu, "uuid": f"GPU-{gpu}", "kind": kind, **labels}, memory)
+    return Sample({**host, "gpu": gpu, "kind": kind, **labels}, memory)
 
 
 class _Engine:
@@ -31,14 +31,16 @@ class _Engine:
     def __init__(self, places: list[Sample]) -> None:
         self.places = places
         self.asked: list[str] = []
-        self.models = [Sample({**host, "gpu": str(gpu), "name": A100}, 1)
+        self.up_age = 1.0
+        self.models = [Sample({**host, "gpu": str(gpu), "uuid": f"GPU-{gpu}", "name": A100}, 1)
                        for host in (UP, STALE) for gpu in range(4)]
-        self.models += [Sample({**UP, "gpu": "0", "name": "A100-SXM4-80GB"}, 1),
-                        Sample({**UP, "gpu": "4", "name": "Tesla T4"}, 1)]
+        self.models += [Sample({**UP, "gpu": "0", "uuid": "GPU-0", "name": "A100-SXM4-80GB"}, 1),
+                        Sample({**UP, "gpu": "4", "uuid": "GPU-4", "name": "Tesla T4"}, 1)]
 
     def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
         self.asked = exprs
-        hosts = [Sample({**UP, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 1))]
+        hosts = [Sample({**UP, "measure": m}, v)
+                 for m, v in (("seen", 1), ("up", 1), ("age", self.up_age))]
         hosts += [Sample({**STALE, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 600))]
         flags = [Sample({**UP, "gpu": "1", "__name__": "hwinfo_gpu_mig_enabled"}, 1),
                  Sample({**UP, "gpu": "2", "__name__": "hwinfo_gpu_lost"}, 1)]
@@ -57,12 +59,14 @@ def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
         place({"job": "hwinfo", "instance": "gone:9110"}, "0", "gpu", 70 * GIB),  # not seen
         place(UP, "3", "kernel", 70 * GIB),  # no kind of fit
         place(UP, "5", "gpu", 70 * GIB),  # no hwinfo_gpu_info: nothing names it
+        place(UP, "3", "gpu", 8 * GIB),  # too small, though the engine offers it
     ])
     found = fits(engine, 1000.0, 9 * GIB)  # type: ignore[arg-type]
-    assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid, f.model)
+    assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid, f.uuid, f.model)
             for f in found.fits or []] == [
-        ("1", "mig_profile", 10, "1g.10gb", None, A100),
-        ("1", "mig_device", 20, "2g.20gb", "MIG-1", A100), ("0", "gpu", 70, None, None, A100)]
+        ("1", "mig_profile", 10, "1g.10gb", None, "GPU-1", A100),
+        ("1", "mig_device", 20, "2g.20gb", "MIG-1", "GPU-1", A100),
+        ("0", "gpu", 70, None, None, "GPU-0", A100)]
     assert [(h.instance, h.state, h.gpus) for h in found.hosts] == [
         ("a:9110", "up", []), ("b:9110", "stale", [])]
     assert engine.asked == [HOSTS, FLAGS, MODELS, *fit_queries(9 * GIB)]
@@ -79,3 +83,12 @@ def test_the_size_reaches_the_engine_and_the_model_is_matched_here() -> None:
 def test_memory_no_gpu_can_have_is_refused(memory: float) -> None:
     with pytest.raises(LedgerError, match="cannot be a GPU's"):
         fits(_Engine([place(UP, "0", "gpu", memory)]), 1000.0, GIB)  # type: ignore[arg-type]
+
+
+
+def test_a_host_whose_gpu_data_is_from_the_future_is_stale() -> None:
+    engine = _Engine([place(UP, "0", "gpu", 70 * GIB)])
+    engine.up_age = -1e300  # a clock that far off: when the data is from is unknown
+    found = fits(engine, 1000.0, GIB)  # type: ignore[arg-type]
+    assert [(h.instance, h.state) for h in found.hosts] == [("a:9110", "stale"), ("b:9110", "stale")]
+    assert found.fits == []

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from fixtures.loopback import serving
 
+from hwinfo.ledger.prometheus import LedgerError, Prometheus
 from hwinfo.ledger.queries import HELD_RECORD
 
 AT = 1_700_000_000.0
 RULES = {"groups": [{"name": "hwinfo-ledger", "interval": 60,
                      "rules": [{"name": HELD_RECORD, "type": "recording"}]}]}
-GPU = {"__name__": "hwinfo_gpu_info", "job": "hwinfo", "instance": "a:9110", "gpu": "0",
-       "uuid": "GPU-1", "name": "NVIDIA A100-SXM4-80GB"}
+GPU = {"job": "hwinfo", "instance": "a:9110", "gpu": "0", "uuid": "GPU-1",
+       "model": "NVIDIA A100-SXM4-80GB"}
 
 
 def vector(*series: tuple[dict[str, str], Any]) -> dict[str, Any]:
@@ -27,15 +28,16 @@ def vector(*series: tuple[dict[str, str], Any]) -> dict[str, Any]:
 
 
 def held_by(user: str, value: Any = "30") -> dict[str, Any]:
-    """What a usage query gets: `user` holding the GPU."""
-    return vector(({"measure": "held", "user": user, "model": GPU["name"]}, value))
+    """What a usage query gets: one GPU seen, `user` holding it."""
+    return vector(({"measure": "gpus", **GPU}, "1"),
+                  ({"measure": "held", "user": user, "model": GPU["model"]}, value))
 
 
 @pytest.fixture
 def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
     """A loopback server answering /api/v1/rules, /api/v1/series and /api/v1/query as the
-    test says; by default, the ledger's rules and one GPU."""
-    answers: dict[str, Any] = {"rules": RULES, "series": [GPU]}
+    test says; by default, the ledger's rules."""
+    answers: dict[str, Any] = {"rules": RULES}
 
     def answer(path: str) -> tuple[int, str, bytes]:
         data = answers.get(path.split("?")[0].rsplit("/", 1)[-1])
@@ -161,25 +163,25 @@ def test_more_evaluations_than_the_range_holds_is_refused(hostile: tuple[str, di
 
 
 @pytest.mark.parametrize(("series", "expected"), [
-    ({"gpu": "0"}, "the answer about series is not a list"),
-    ([], "has no hwinfo series between the two times"),
-    ([5, "GPU", None, [GPU]], "has no hwinfo series between the two times"),
-], ids=["a mapping", "none", "no label sets"])
+    ({"gpu": "0"}, ": the answer about series is not a list"),
+    ("[", "/api/v1/series: not Prometheus's API"),
+    (b"\x00\xff", "/api/v1/series: not Prometheus's API"),
+], ids=["a mapping", "cut short", "binary"])
 def test_hostile_answers_about_series_are_one_line(hostile: tuple[str, dict[str, Any]],
                                                    series: Any, expected: str) -> None:
     url, answers = hostile
-    answers["series"], answers["query"] = series, held_by("alice")
-    assert expected in one_line(run("usage", "--prometheus", url))
+    answers["series"] = series.encode() if isinstance(series, str) else series
+    with pytest.raises(LedgerError) as raised:
+        Prometheus(url).series(["hwinfo_gpu_info"], AT - 60, AT)
+    assert expected in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_gpus_named_oddly_in_the_index_still_count(hostile: tuple[str, dict[str, Any]]) -> None:
-    # Label values that are not strings, or not text, name a GPU all the same: one GPU seen.
+def test_label_sets_of_the_index_are_text_and_others_are_left_out(
+        hostile: tuple[str, dict[str, Any]]) -> None:
     url, answers = hostile
-    answers["series"] = [{**GPU, "gpu": 0, "name": "A100\udce9"}]
-    answers["query"] = held_by("alice")
-    shown = run("usage", "--prometheus", url, "--format", "json")
-    assert shown.returncode == 0, shown.stderr
-    assert [row["user"] for row in json.loads(shown.stdout)["rows"]] == ["alice"]
+    answers["series"] = [5, "GPU", None, [GPU], {**GPU, "gpu": 0, "model": "A100\udce9"}]
+    assert Prometheus(url).series(["hwinfo_gpu_info"], AT - 60, AT) == [
+        {**GPU, "gpu": "0", "model": "A100\\xe9"}]
 
 
 def test_fits_show_hostile_names_escaped(hostile: tuple[str, dict[str, Any]]) -> None:

@@ -7,14 +7,23 @@ import time
 
 import pytest
 
+from hwinfo.ledger import rollup
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
 from hwinfo.ledger.queries import GPUS_ROLLUP
-from hwinfo.ledger.usage import WindowError, _advice, _rows, _total, ledger_group, usage
+from hwinfo.ledger.usage import (
+    WindowError,
+    _advice,
+    _models,
+    _rolled_gpus,
+    _rows,
+    _total,
+    ledger_group,
+    usage,
+)
 
 A100 = "NVIDIA A100-SXM4-80GB"
-GPU = {"__name__": "hwinfo_gpu_info", "job": "j", "instance": "h", "gpu": "0", "uuid": "G",
-       "name": A100}
+GPU = {"job": "j", "instance": "h", "gpu": "0", "uuid": "G"}
 
 
 def sample(measure: str, value: float, **labels: str) -> Sample:
@@ -126,15 +135,13 @@ def test_figures_per_gpu_take_their_gpus_model() -> None:
 
 class _Recorded:
     """Stands in for Prometheus's answers (the end-to-end tests ask a real one): the ledger's
-    group at a 60 s interval, these samples for every query of usage, and one GPU seen."""
+    group at a 60 s interval (no roll-ups: the range is read in minutes), and these samples
+    for every query of usage, with one GPU seen unless told otherwise."""
 
     url = "http://prometheus.test"
 
     def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,)) -> None:
-        self.samples, self.gpus = samples, list(gpus)
-
-    def series(self, selectors: list[str], start: float, end: float) -> list[dict[str, str]]:
-        return self.gpus
+        self.samples = samples + [sample("gpus", 1, **{"model": A100, **gpu}) for gpu in gpus]
 
     def rule_groups(self) -> list[RuleGroup]:
         return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
@@ -201,13 +208,11 @@ def test_figures_the_gpus_seen_cannot_hold_are_refused(samples: list[Sample]) ->
         usage(_Recorded(samples), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
 
 
-def test_each_gpu_seen_counts_once_from_either_series() -> None:
-    # One GPU under two names (a driver upgrade), one only in the hourly roll-up, and a
-    # series of another name that an engine should not have answered: two GPUs, so 2
-    # GPU-hours fit in an hour and 2.5 do not (three GPUs would hold them).
-    seen = (GPU, {**GPU, "name": A100.removeprefix("NVIDIA ")},
-            {"__name__": GPUS_ROLLUP, "job": "j", "instance": "h", "gpu": "1", "uuid": "H",
-             "model": A100}, {**GPU, "__name__": "up", "gpu": "2"})
+def test_each_gpu_seen_counts_once_under_either_name() -> None:
+    # One GPU under two names (a driver upgrade) and another: two GPUs, so 2 GPU-hours fit
+    # in an hour and 2.5 do not (three GPUs would hold them).
+    seen = ({**GPU, "model": A100}, {**GPU, "model": A100.removeprefix("NVIDIA ")},
+            {**GPU, "gpu": "1", "uuid": "H", "model": A100})
 
     def held(gpu_hours: float) -> _Recorded:
         return _Recorded([sample("evaluations", 60),
@@ -217,6 +222,30 @@ def test_each_gpu_seen_counts_once_from_either_series() -> None:
     assert ledger.total.held_gpu_seconds == 7200
     with pytest.raises(LedgerError, match="in 3600 s of 2 GPUs cannot be"):
         usage(held(2.5), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
+    assert _models(seen) == {("j", "h", "0", "G"): A100, ("j", "h", "1", "H"): A100}
+
+
+class _Index:
+    """Answers series() with these label sets, and keeps what it was asked."""
+
+    def __init__(self, found: list[dict[str, str]]) -> None:
+        self.found, self.asked = found, []
+
+    def series(self, selectors: list[str], start: float, end: float) -> list[dict[str, str]]:
+        self.asked.append((selectors, start, end))
+        return self.found
+
+
+def test_the_gpus_of_the_hours_come_from_the_index_over_the_roll_ups_read() -> None:
+    # Roll-ups evaluated hourly from 7,200 to 14,400 s, read for (3,500, 16,000]: the index
+    # is asked for the roll-up's GPUs between the first and the last evaluation read.
+    plan = rollup.plan([3600.0 * n for n in range(1, 6)], 3500, 16_000, 3600, 60)
+    index = _Index([{"__name__": GPUS_ROLLUP, **GPU, "model": A100}])
+    assert _rolled_gpus(index, plan) == index.found  # type: ignore[arg-type]
+    assert index.asked == [([GPUS_ROLLUP], 7200.0, 14_400.0)]
+    # A range read in minutes only asks nothing of the index.
+    assert _rolled_gpus(index, rollup.minutes_only(3500, 16_000)) == []  # type: ignore[arg-type]
+    assert len(index.asked) == 1
 
 
 def test_no_gpu_seen_in_the_range_is_said() -> None:

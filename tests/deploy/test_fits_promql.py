@@ -1,0 +1,70 @@
+"""fleet --need-memory's queries (hwinfo/ledger/fits.py) evaluated by Prometheus's own
+engine (promtool), on facts an HA pair holds twice: each with a `replica` label."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+from conftest import require_tool
+
+from hwinfo.ledger.fits import fit_queries
+
+GIB = 2**30
+HOST = 'job="hwinfo", instance="a:9110"'
+
+
+def series(name: str, labels: str, value: float, replica: str = "A") -> dict[str, str]:
+    return {"series": f'{name}{{{HOST}, {labels}, replica="{replica}"}}', "values": f"{value:.0f}x5"}
+
+
+def both(name: str, labels: str, a: float, b: float) -> list[dict[str, str]]:
+    return [series(name, labels, a, "A"), series(name, labels, b, "B")]
+
+
+FACTS = [
+    # GPU 0: one replica sees a process on it: busy, as the listing says.
+    *both("hwinfo_gpu_memory_free_bytes", 'gpu="0"', 80 * GIB, 80 * GIB),
+    *both("hwinfo_gpu_processes", 'gpu="0"', 0, 2),
+    # GPU 1: free on both, 70 and 60 GiB free: one place of the larger, as the listing.
+    *both("hwinfo_gpu_memory_free_bytes", 'gpu="1"', 70 * GIB, 60 * GIB),
+    *both("hwinfo_gpu_processes", 'gpu="1"', 0, 0),
+    # GPU 2: free but too small.
+    series("hwinfo_gpu_memory_free_bytes", 'gpu="2"', 30 * GIB),
+    series("hwinfo_gpu_processes", 'gpu="2"', 0),
+    # GPU 3 in MIG mode: GPU instance 1 busy on one replica, 2 idle; 7g.80gb has no free
+    # instance, 4g.40gb one on a replica.
+    *[series("hwinfo_mig_device_info", f'gpu="3", gpu_instance_id="{gi}", compute_instance_id="0", '
+             f'profile="{profile}", mig_uuid="MIG-{gi}"', 1, replica)
+      for gi, profile in ((1, "3g.40gb"), (2, "4g.40gb")) for replica in "AB"],
+    *both("hwinfo_mig_device_processes", 'gpu="3", gpu_instance_id="1", compute_instance_id="0"', 0, 1),
+    *both("hwinfo_mig_device_processes", 'gpu="3", gpu_instance_id="2", compute_instance_id="0"', 0, 0),
+    *[series("hwinfo_mig_gpu_instance_memory_total_bytes",
+             f'gpu="3", gpu_instance_id="{gi}", profile="{profile}"', 40.5 * GIB, replica)
+      for gi, profile in ((1, "3g.40gb"), (2, "4g.40gb")) for replica in "AB"],
+    *both("hwinfo_mig_profile_memory_bytes", 'gpu="3", profile="7g.80gb"', 80 * GIB, 80 * GIB),
+    *both("hwinfo_mig_profile_free_instances", 'gpu="3", profile="7g.80gb"', 0, 0),
+    *both("hwinfo_mig_profile_memory_bytes", 'gpu="3", profile="4g.40gb"', 40.5 * GIB, 40.5 * GIB),
+    *both("hwinfo_mig_profile_free_instances", 'gpu="3", profile="4g.40gb"', 1, 0),
+]
+
+
+def test_the_engine_offers_each_place_once_and_never_a_busy_copy(tmp_path: Path) -> None:
+    whole, mig = fit_queries(40 * GIB)
+    expected = [
+        (whole, [(f'{{{HOST}, gpu="1", kind="gpu"}}', 70 * GIB)]),
+        (mig, [((f'{{{HOST}, gpu="3", gpu_instance_id="2", compute_instance_id="0", '
+                 f'profile="4g.40gb", mig_uuid="MIG-2", kind="mig_device"}}'), 40.5 * GIB),
+               (f'{{{HOST}, gpu="3", profile="4g.40gb", kind="mig_profile"}}', 40.5 * GIB)]),
+    ]
+    tests = tmp_path / "fits.test.yml"
+    tests.write_text(yaml.safe_dump({"rule_files": [], "tests": [{
+        "interval": "1m", "input_series": FACTS,
+        "promql_expr_test": [{"expr": expr, "eval_time": "2m",
+                              "exp_samples": [{"labels": labels, "value": value}
+                                              for labels, value in samples]}
+                             for expr, samples in expected]}]}))
+    done = subprocess.run([require_tool("promtool"), "test", "rules", str(tests)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "SUCCESS" in done.stdout, done.stdout + done.stderr
