@@ -9,7 +9,7 @@ range selector ending `offset` before `until`, so that one instant query at `unt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # More runs than this (an engine that missed many hourly evaluations) and the whole range is
@@ -115,13 +115,3 @@ def plan(rollups: Sequence[float], since: float, until: float, period: float,
     if until > cursor:
         parts.append(Part(cursor, until, False))
     return Plan(until, tuple(parts))
-
-
-def over(plan: Plan, term: Callable[[str, bool], str]) -> str:
-    """The union of one measure's parts, each tagged with a `part` label so that `or` keeps
-    series whose labels are alike: `term(range, rolled)` is the part's expression."""
-    terms = [term(text, part.rolled) for text, part in plan.ranges()]
-    if len(terms) == 1:
-        return terms[0]
-    return " or ".join(f'label_replace({expr}, "part", "{n}", "", "")'
-                       for n, expr in enumerate(terms))

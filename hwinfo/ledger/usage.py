@@ -149,12 +149,29 @@ def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float
     label = _LABEL[by]
     asked = (queries.attributed_usage(label, plan) if by in ATTRIBUTED_BY
              else queries.usage(label, plan))
-    samples = plausible([s for part in prometheus.queries(asked, until) for s in part],
-                        prometheus.url)
+    samples = merged(plausible(part, prometheus.url) for part in prometheus.queries(asked, until))
     # A run whose hours hold no minute evaluation any more has no check answer: trusted.
     late = {int(measure[len("check"):]) for s in samples
             if (measure := s.labels.get("measure", "")).startswith("check") and s.value >= 0.5}
     return [s for s in samples if not s.labels.get("measure", "").startswith("check")], late
+
+
+def merged(parts: Iterable[list[Sample]]) -> list[Sample]:
+    """The measures of a plan's parts, each asked alone, added up: summed, peak memory the
+    most of any part, and a GPU seen in two parts once."""
+    totals: dict[tuple[tuple[str, str], ...], Sample] = {}
+    for part in parts:
+        for s in part:
+            key = tuple(sorted(s.labels.items()))
+            before = totals.get(key)
+            measure = s.labels.get("measure")
+            if before is None:
+                totals[key] = s
+            elif measure == "peak_memory":
+                totals[key] = max(before, s, key=lambda sample: sample.value)
+            elif measure != "gpus":
+                totals[key] = Sample(s.labels, before.value + s.value)
+    return list(totals.values())
 
 
 def usage(prometheus: Prometheus, since: float, until: float, by: str,
@@ -179,7 +196,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     if not gpus:
         raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
                           "is it scraping hwinfo serve?")
-    evaluations = sum(s.value for s in samples if s.labels.get("measure") == "evaluations")
+    # The series of the count that holds the most evaluations (one, unless relabelled apart).
+    evaluations = max((s.value for s in samples if s.labels.get("measure") == "evaluations"),
+                      default=0.0)
     held = any(s.labels.get("measure") == "held" for s in samples)
     if evaluations < 1 and not held:
         raise WindowError("no evaluation of the ledger's rules falls in the range (before they "

@@ -35,3 +35,18 @@ def test_a_gpu_joins_one_model_even_if_renamed_in_the_range() -> None:
     # A driver upgrade renames a GPU ("A100-SXM4-40GB" to "NVIDIA A100-SXM4-40GB"): two
     # model series of one GPU would make every join by model refuse the query.
     assert queries.models("1h").startswith(f"topk by ({queries.GPU_KEY}) (1, ")
+
+
+def test_each_part_is_a_query_of_its_own_and_the_counters_one_more() -> None:
+    # The engine looks a query's series up over its whole range: the minute edges must not
+    # share a query with the month of hours between them.
+    sent = queries.usage("user", PLAN)
+    assert len(sent) == len(PLAN.parts) + 1
+    for query, (span, part) in zip(sent, PLAN.ranges()):
+        ranges = set(re.findall(r"\[\d+ms\](?: offset \d+ms)?", query))
+        if part.rolled:  # its check reads the minute count over the hours it rolls up
+            assert ranges == {span, PLAN.checks()[0][1]}
+        else:
+            assert ranges == {span}
+    assert "increase(" in sent[-1] and "increase(" not in "".join(sent[:-1])
+    assert len(queries.attributed_usage("pod_uid", PLAN)) == len(PLAN.parts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hwinfo.ledger.rollup import MAX_RUNS, Part, minutes_only, over, plan
+from hwinfo.ledger.rollup import MAX_RUNS, Part, minutes_only, plan
 
 HOUR, MINUTE = 3600.0, 60.0
 
@@ -53,11 +53,13 @@ def test_no_roll_ups_or_too_many_runs_read_minutes() -> None:
     assert plan(sparse, 0, sparse[-1] + HOUR, HOUR, MINUTE) == minutes_only(0, sparse[-1] + HOUR)
 
 
-def test_parts_are_tagged_so_that_or_keeps_them_all() -> None:
+def test_each_part_has_its_own_range_selector() -> None:
     cut = plan([2 * HOUR], 0, 3 * HOUR, HOUR, MINUTE)
-    expr = over(cut, lambda span, rolled: f"sum_over_time(m{'_1h' if rolled else ''}{span})")
-    assert expr.count('"part"') == 3 and "m_1h[1ms] offset 3600000ms" in expr
-    assert over(minutes_only(0, 60), lambda span, _: f"x{span}") == "x[60000ms]"
+    # Minutes to 1h - 30 s, the roll-up evaluated at 2 h (its one sample), minutes to 3 h.
+    assert [(text, part.rolled) for text, part in cut.ranges()] == [
+        ("[3570000ms] offset 7230000ms", False), ("[1ms] offset 3600000ms", True),
+        ("[3630000ms]", False)]
+    assert minutes_only(0, 60).ranges()[0][0] == "[60000ms]"
 
 
 def test_a_run_refused_is_read_in_minutes_joined_to_its_neighbours() -> None:

@@ -19,6 +19,7 @@ from hwinfo.ledger.usage import (
     _rows,
     _total,
     ledger_group,
+    merged,
     usage,
 )
 
@@ -251,3 +252,14 @@ def test_the_gpus_of_the_hours_come_from_the_index_over_the_roll_ups_read() -> N
 def test_no_gpu_seen_in_the_range_is_said() -> None:
     with pytest.raises(LedgerError, match="has no hwinfo series between the two times"):
         usage(_Recorded([sample("evaluations", 60)], ()), 6400, 10_000, "user")  # type: ignore[arg-type]
+
+
+def test_the_parts_of_a_range_add_up() -> None:
+    gpu = {"model": A100, **GPU}
+    parts = [[sample("held", 3, user="ann", model=A100), sample("peak_memory", 5, user="ann", model=A100),
+              sample("gpus", 1, **gpu), sample("evaluations", 10)],
+             [sample("held", 4, user="ann", model=A100), sample("peak_memory", 9, user="ann", model=A100),
+              sample("gpus", 1, **gpu), sample("evaluations", 50), sample("held", 1, user="bo", model=A100)]]
+    assert sorted((s.labels["measure"], s.labels.get("user"), s.value) for s in merged(parts)) == [
+        ("evaluations", None, 60), ("gpus", None, 1), ("held", "ann", 7), ("held", "bo", 1),
+        ("peak_memory", "ann", 9)]
