@@ -48,10 +48,10 @@ def test_a_long_value_in_a_text_dump(value: str, kept: int) -> None:
 def test_a_fleet_of_20000_mig_devices_and_profiles() -> None:
     # A scan of every device per series took 97 s for 20,000 devices.
     out = finishes_in_time("""
-        from hwinfo.ledger.fleet import _fill, _hosts
+        from hwinfo.ledger.fleet import _fill, hosts_seen
         from hwinfo.ledger.prometheus import Sample
         host = {"job": "j", "instance": "i"}
-        hosts = _hosts([Sample({**host, "measure": "seen"}, 1)])
+        hosts = hosts_seen([Sample({**host, "measure": "seen"}, 1)], "http://p")
         gpu = {**host, "gpu": "0", "uuid": "GPU-1"}
         samples = [Sample({**gpu, "__name__": "hwinfo_gpu_mig_enabled"}, 1)]
         for i in range(20_000):

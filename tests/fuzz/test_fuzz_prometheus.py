@@ -6,7 +6,8 @@ from fuzz.mutations import JSON_VALUES, fuzz_settings, mutated, one_line_or_vali
 from hypothesis import given
 
 from hwinfo.escape import to_json
-from hwinfo.ledger.fleet import _fill, _hosts
+from hwinfo.ledger.fits import _fit
+from hwinfo.ledger.fleet import _fill, hosts_seen
 from hwinfo.ledger.prometheus import LedgerError, Sample, _rule_groups, _samples
 
 REAL = [  # the shape of Prometheus's instant vectors, as the fleet query gets them
@@ -16,14 +17,19 @@ REAL = [  # the shape of Prometheus's instant vectors, as the fleet query gets t
                 "instance": "a:9110", "gpu": "0", "uuid": "GPU-1", "gpu_instance_id": "2",
                 "profile": "3g.40gb"}, "value": [1700000000.0, "42144366592"]},
     {"metric": {"measure": "seen", "job": "hwinfo", "instance": "a:9110"}, "value": [1, "NaN"]},
+    {"metric": {"job": "hwinfo", "instance": "a:9110", "gpu": "1", "kind": "gpu"},
+     "value": [1700000000.0, "85899345920"]},
 ]
 
 
 def answer(result: object) -> list[Sample] | None:
     samples = one_line_or_valid(lambda: list(_samples(result, "http://p")), LedgerError)
     if samples is not None:
-        hosts = _hosts(samples)
-        _fill(hosts, samples)  # what the fleet does with any answer: no exception
+        # What the fleet does with any answer: hosts, or one line saying none; no exception.
+        hosts = one_line_or_valid(lambda: hosts_seen(samples, "http://p"), LedgerError) or {}
+        _fill(hosts, samples)
+        for s in samples:  # and fleet --need-memory with any place
+            _fit(s, 1, hosts, set(), ("GPU-1", "model"))
         to_json([s.labels for s in samples]).encode()  # as usage and fleet write them
     return samples
 
