@@ -142,16 +142,18 @@ class Prometheus:
         return _rule_groups(self._get("/api/v1/rules", (("type", "record"),)), self.url)
 
 
-def together(calls: Sequence[Callable[[], T]]) -> list[T]:
-    """Each call's result, the calls run side by side (each keeps its own deadlines), in
-    order; or the first error to come, as soon as it comes (the others are left to end by
-    their deadlines)."""
+def together(calls: Sequence[Callable[[], T]], at_once: int | None = None) -> list[T]:
+    """Each call's result, the calls run side by side (`at_once` at a time at most; each
+    keeps its own deadlines), in order; or the first error to come, as soon as it comes
+    (the others are left to end by their deadlines)."""
     answers: list[T | Exception | None] = [None] * len(calls)
     ended: queue.SimpleQueue[int] = queue.SimpleQueue()
+    slots = threading.BoundedSemaphore(at_once or max(1, len(calls)))
 
     def run(index: int, call: Callable[[], T]) -> None:
         try:
-            answers[index] = call()
+            with slots:
+                answers[index] = call()
         except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
             answers[index] = exc
         finally:

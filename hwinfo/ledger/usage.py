@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -24,6 +26,14 @@ JOULES_PER_KWH = 3.6e6
 MAX_FIGURE = 1e16
 # The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
 IDLE_RATIO = 0.05
+
+
+# The most series usage's answers may hold together. Before a range's parts went alone,
+# its three answers of at most 1,000,000 JSON values each held about 300,000. The parts go
+# to the engine a few at a time, each answer within urlfetch's limits: without a bound on
+# all of them, a hostile server could fill memory 18 answers over.
+MAX_SERIES = 500_000
+QUERIES_AT_ONCE = 4
 
 
 class WindowError(LedgerError):
@@ -149,10 +159,24 @@ def _ask(prometheus: Prometheus, by: str, plan: rollup.Plan, until: float
     label = _LABEL[by]
     asked = (queries.attributed_usage(label, plan) if by in ATTRIBUTED_BY
              else queries.usage(label, plan))
-    samples = merged(plausible(part, prometheus.url) for part in prometheus.queries(asked, until))
+    left = [MAX_SERIES]
+    lock = threading.Lock()
+
+    def ask(expr: str) -> list[Sample]:
+        part = plausible(prometheus.query(expr, until), prometheus.url)
+        with lock:  # what all the parts hold, as each comes: memory stays bounded
+            left[0] -= len(part)
+            if left[0] < 0:
+                raise LedgerError(f"{prometheus.url}: the answers hold more than {MAX_SERIES:,} "
+                                  "series, more than any usage figure needs")
+        return part
+
+    samples = plausible(merged(together([functools.partial(ask, expr) for expr in asked],
+                                        at_once=QUERIES_AT_ONCE)), prometheus.url)
     # A run whose hours hold no minute evaluation any more has no check answer: trusted.
-    late = {int(measure[len("check"):]) for s in samples
-            if (measure := s.labels.get("measure", "")).startswith("check") and s.value >= 0.5}
+    late = {int(number) for s in samples
+            if (number := s.labels.get("measure", "").removeprefix("check")).isdecimal()
+            and s.value >= 0.5}
     return [s for s in samples if not s.labels.get("measure", "").startswith("check")], late
 
 

@@ -3,15 +3,18 @@ the end-to-end test asks a real one)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
-from hwinfo.ledger import rollup
+from hwinfo.ledger import queries, rollup
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
 from hwinfo.ledger.queries import GPUS_ROLLUP
 from hwinfo.ledger.usage import (
+    MAX_SERIES,
+    QUERIES_AT_ONCE,
     WindowError,
     _advice,
     _models,
@@ -147,8 +150,9 @@ class _Recorded:
     def rule_groups(self) -> list[RuleGroup]:
         return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
 
-    def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
-        return [self.samples] + [[] for _ in exprs[1:]]
+    def query(self, expr: str, at: float) -> list[Sample]:
+        """The samples for the range's one part; none for the accounting counters' query."""
+        return [] if "increase(" in expr else self.samples
 
 
 
@@ -263,3 +267,67 @@ def test_the_parts_of_a_range_add_up() -> None:
     assert sorted((s.labels["measure"], s.labels.get("user"), s.value) for s in merged(parts)) == [
         ("evaluations", None, 60), ("gpus", None, 1), ("held", "ann", 7), ("held", "bo", 1),
         ("peak_memory", "ann", 9)]
+
+
+class _Parts(_Recorded):
+    """Answers each query of usage alone, with `answer(expr)`; hourly roll-ups evaluated on
+    the hour, so that a week is read in parts."""
+
+    def __init__(self, answer: object) -> None:
+        super().__init__([])
+        self.answer = answer
+        self.at_once = self.most = self.asked = 0
+        self.lock = threading.Lock()
+
+    def rule_groups(self) -> list[RuleGroup]:
+        records = frozenset(queries.rollups("user") | {queries.HELD_RECORD})
+        return [RuleGroup("hwinfo-ledger", 60, frozenset({queries.HELD_RECORD})),
+                RuleGroup("hwinfo-ledger-hourly", 3600, records)]
+
+    def sample_times(self, expr: str, at: float) -> list[float]:
+        return [3600.0 * n for n in range(1, int(at // 3600) + 1)]
+
+    def series(self, selectors: list[str], start: float, end: float) -> list[dict[str, str]]:
+        return [{**GPU, "model": A100}]
+
+    def query(self, expr: str, at: float) -> list[Sample]:
+        with self.lock:
+            self.at_once += 1
+            self.asked += 1
+            self.most = max(self.most, self.at_once)
+        try:
+            time.sleep(0.05)  # long enough for every part to be asked at once, if it were
+            return self.answer(expr)  # type: ignore[operator]
+        finally:
+            with self.lock:
+                self.at_once -= 1
+
+
+WEEK_UNTIL = 1_700_000_000.0
+
+
+def test_a_range_s_parts_are_asked_a_few_at_a_time_and_their_series_are_bounded() -> None:
+    # Every other hour missed: 8 runs of roll-ups and the minutes around them, 18 queries,
+    # each answering a minute of ann's.
+    def every(expr: str) -> list[Sample]:
+        return [sample("evaluations", 1), sample("held", 1, user="ann", model=A100)]
+
+    parts = _Parts(every)
+    parts.sample_times = lambda expr, at: [  # type: ignore[method-assign]
+        3600.0 * n for n in range(int(at // 3600) - 16, int(at // 3600) + 1, 2)]
+    ledger = usage(parts, WEEK_UNTIL - 16 * 3600, WEEK_UNTIL, "user")  # type: ignore[arg-type]
+    assert parts.asked == 18 and ledger.total.held_gpu_seconds == 18 * 60
+    assert parts.most == QUERIES_AT_ONCE
+
+    def flood(expr: str) -> list[Sample]:
+        return [sample("held", 0, user=f"u{n}", model=A100) for n in range(MAX_SERIES // 3)]
+
+    with pytest.raises(LedgerError, match=f"more than {MAX_SERIES:,} series"):
+        usage(_Parts(flood), WEEK_UNTIL - 7 * 86400, WEEK_UNTIL, "user")  # type: ignore[arg-type]
+
+
+def test_a_check_that_names_no_run_is_ignored() -> None:
+    answer = _Recorded([sample("evaluations", 60), sample("checkfoo", 5), sample("check", 5),
+                        sample("check\u0663", 5), sample("held", 60, user="ann", model=A100)])
+    ledger = usage(answer, 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
+    assert [row.key for row in ledger.rows] == ["ann"]
