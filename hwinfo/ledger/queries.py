@@ -1,7 +1,8 @@
 """The PromQL the ledger sends, in one place: what each figure is made of.
 
 Several measures travel in one query, each tagged with a `measure` label by label_replace
-and joined with `or`: one round trip, and Prometheus evaluates them side by side.
+and joined with `or`: one round trip, and Prometheus evaluates them side by side. `usage`
+sends one such query for each part of its range (_by_part says why).
 """
 
 from __future__ import annotations
@@ -85,14 +86,14 @@ def whole_gpus(window: str) -> str:
 # and the users' peak memory are rolled up by user and model (USER_ROLLUP_SUFFIX) and by host
 # and model (HOST_ROLLUP_SUFFIX); the attribution group's by user, model, job, pod and
 # container (ROLLUP_SUFFIX). Each family has its own count of evaluations.
-# Each GPU seen in an hour, with its model: for the hours, usage() asks the engine's index
-# for its series, which reads no sample (a month of its samples took 0.29 s of 100 hosts'
-# 1.25 s); for the minutes, the GPUs measure.
-GPUS_ROLLUP = "hwinfo:ledger_gpus:info_1h"
 USER_MEMORY = "hwinfo_gpu_user_memory_used_bytes"
 PEAK_ROLLUP = "hwinfo:ledger_user_memory:peak_bytes"
 ATTRIBUTED_PEAK_ROLLUP = "hwinfo:ledger_attributed_memory:peak_bytes" + ROLLUP_SUFFIX
 ATTRIBUTED_LABELS = ("slurm_job", "pod_uid", "container_id")
+# Each GPU seen in an hour, with its model: for the hours, usage() asks the engine's index
+# for its series, which reads no sample (a month of its samples took 0.29 s of 100 hosts'
+# 1.25 s); for the minutes, the GPUs measure.
+GPUS_ROLLUP = "hwinfo:ledger_gpus:info_1h"
 
 
 def rollup_suffix(by: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 # More runs than this (an engine that missed many hourly evaluations) and the whole range is
-# read minute by minute: each part is one more selector in every measure.
+# read minute by minute: each part is one more query to the engine.
 MAX_RUNS = 8
 # The hourly roll-ups' suffixes: of the attributed shares (by job, pod and container), and of
 # the others by user and by host (each with its model).

@@ -26,8 +26,6 @@ JOULES_PER_KWH = 3.6e6
 MAX_FIGURE = 1e16
 # The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
 IDLE_RATIO = 0.05
-
-
 # The most series usage's answers may hold together. Before a range's parts went alone,
 # its three answers of at most 1,000,000 JSON values each held about 300,000. The parts go
 # to the engine a few at a time, each answer within urlfetch's limits: without a bound on
@@ -38,6 +36,8 @@ QUERIES_AT_ONCE = 4
 
 class WindowError(LedgerError):
     """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
+
+
 # An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
 # advice compares every profile of the model: a hostile answer of 12,000 profiles and
 # 12,000 users took 48 s.
