@@ -8,6 +8,9 @@ import types
 import typing
 from pathlib import Path
 
+import click
+
+from hwinfo.cli import main
 from hwinfo.model.snapshot import Snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,3 +131,24 @@ def test_every_relative_link_of_the_documentation_resolves() -> None:
             if "://" in target:
                 continue
             assert (page.parent / target).exists(), f"{page.name} links to {target}, not there"
+
+
+def _commands(group: click.Group = main, prefix: str = "") -> dict[str, click.Command]:
+    """Every command of the command line by its full name ("sim record"), loaded."""
+    found: dict[str, click.Command] = {}
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            found |= _commands(command, f"{prefix}{name} ")
+        elif command is not None:
+            found[f"{prefix}{name}"] = command
+    return found
+
+
+def test_the_documentation_names_every_command_that_takes_simulate() -> None:
+    takes = {name for name, command in _commands().items()
+             if any(p.name == "simulate" for p in command.params)}
+    for page in (README, (REPO / "docs" / "simulator.md").read_text()):
+        (sentence,) = re.findall(r"`--simulate NAME\|FILE` (?:works )?on ([^;.(]*)", page)
+        assert set(re.findall(r"`([a-z ]+)`", sentence)) == takes, sentence
