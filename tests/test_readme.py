@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import types
 import typing
@@ -152,3 +153,31 @@ def test_the_documentation_names_every_command_that_takes_simulate() -> None:
     for page in (README, (REPO / "docs" / "simulator.md").read_text()):
         (sentence,) = re.findall(r"`--simulate NAME\|FILE` (?:works )?on ([^;.(]*)", page)
         assert set(re.findall(r"`([a-z ]+)`", sentence)) == takes, sentence
+
+
+def test_the_trial_lab_recipe_changes_what_it_says(tmp_path: Path) -> None:
+    """docs/ledger-commands.md's trial lab: each value it names is in the shipped files once,
+    and its sed command leaves no query of the Lab dashboard at the old interval."""
+    import subprocess
+
+    page = (REPO / "docs" / "ledger-commands.md").read_text()
+    recipe = page[page.index("### A trial lab that answers in minutes"):]
+    recipe = recipe[:recipe.index("\n## ")]
+    ledger = (REPO / "prometheus" / "hwinfo-ledger.yml").read_text()
+    assert ledger.count("interval: 1m") == 1 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    assert ledger.count("for: 1h") == 1 and "`for: 1h` becomes `for: 5m`" in recipe
+    (sed,) = re.findall(r"`(sed -i '[^']*' grafana/lab\.json)`", recipe)
+    (tmp_path / "grafana").mkdir()
+    (tmp_path / "grafana" / "lab.json").write_text((REPO / "grafana" / "lab.json").read_text())
+    subprocess.run(["sh", "-c", sed], cwd=tmp_path, check=True, timeout=60)
+
+    def times(dashboard: Path, interval: int) -> int:
+        """How often the queries multiply by `interval` seconds (GPU-hours, kWh)."""
+        text = json.dumps([p["targets"] for p in json.loads(dashboard.read_text())["panels"]
+                           if "targets" in p])
+        return text.count(f"* {interval} / 3600")
+
+    shipped = times(REPO / "grafana" / "lab.json", 60)
+    assert shipped > 0
+    assert (times(tmp_path / "grafana" / "lab.json", 60),
+            times(tmp_path / "grafana" / "lab.json", 15)) == (0, shipped)
