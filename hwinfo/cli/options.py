@@ -5,7 +5,8 @@ unknown option, a value of the wrong type or out of range, NaN or infinity, an e
 options that contradict each other); 1 when it is well-formed but what it names cannot be
 used (no such file or directory, a file of the wrong kind or content, an unreachable URL,
 a port in use, NVML not answering in time) or standard output cannot be written (a full
-disk, a reader gone: cli/stdout.py). `check` exits 3 (UNKNOWN) for all of these.
+disk, a reader gone: cli/stdout.py; a reader gone ends `report --watch` with 0). `check`
+exits 3 (UNKNOWN) for all of these.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import signal
@@ -21,7 +22,7 @@ from hwinfo.cli.options import (
     simulate_option,
     use_color,
 )
-from hwinfo.cli.stdout import write_fd
+from hwinfo.cli.stdout import StdoutError, fail, write_fd
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
@@ -188,6 +189,12 @@ def report(
         if not watch or exc.signum != signal.SIGINT:
             raise  # SIGTERM (a service manager, kill) ends --watch with 143 too
         return  # Ctrl-C is how --watch ends: 0
+    except StdoutError as exc:
+        if not watch or exc.errno != errno.EPIPE:
+            raise  # one report not read whole, or a full disk: trouble (cli/stdout.py)
+        # A reader that has had enough (`--watch | head`) ends a piped watch as Ctrl-C ends
+        # one on a terminal: quietly, with 0.
+        fail(exc, 0)
     finally:
         collector.close()
     if not complete:

@@ -99,7 +99,7 @@ def serve(
 
 @click.command(cls=Command)
 @click.option("--textfile", type=click.Path(path_type=str, allow_dash=True), required=True,
-              help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom, replacing it "
+              help="Write here, e.g. /var/lib/prometheus/node-exporter/hwinfo.prom, replacing it "
                    "atomically; only a regular file (or a new one) is replaced. '-': standard "
                    "output.")
 @_selection_options

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +32,13 @@ def child_environment(scenario: str, base: dict[str, str] | None = None) -> dict
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[PACKAGE_VAR] = str(Path(hwinfo.__file__).resolve().parent)
     env[ENV_VAR] = scenario
+    # The scripts of hwinfo's own environment (a venv's bin/, where the test extras put
+    # gpustat and nvitop) come after the caller's PATH: `.venv/bin/hwinfo sim run NAME --
+    # gpustat` works without activating the venv, and a program on PATH still wins.
+    scripts = sysconfig.get_path("scripts")
+    path = env.get("PATH", os.defpath).split(os.pathsep)
+    if scripts and scripts not in path:
+        env["PATH"] = os.pathsep.join([*filter(None, path), scripts])
     return env
 
 
@@ -48,8 +57,14 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
 
 
 def _call(scenario: str, argv: Sequence[str]) -> int:
+    env = child_environment(scenario)
+    # Looked up on the child's PATH, which holds hwinfo's scripts too (Popen would search
+    # the caller's).
+    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env["PATH"])
+    if program is None:
+        raise RunError(f"command not found: {argv[0]}")
     try:
-        child = subprocess.Popen(list(argv), env=child_environment(scenario))
+        child = subprocess.Popen(list(argv), executable=program, env=env)
     except FileNotFoundError:
         raise RunError(f"command not found: {argv[0]}") from None
     except PermissionError:

@@ -40,3 +40,13 @@ def test_every_range_the_ledger_reads_has_its_hourly_roll_up() -> None:
         f"{queries.EVALUATIONS_RECORD}{suffix}" for suffix in ("_1h", "_by_user_1h", "_by_host_1h")}
     for rule in hourly["rules"]:
         assert "[1h] offset 30s" in rule["expr"], rule["record"]
+
+
+def test_the_idle_alert_says_the_time_its_for_waits() -> None:
+    """Neither Prometheus nor vmalert gives an alert's template its `for:`: the summary and the
+    description say it as written, and must say what `for:` says."""
+    (alert,) = [rule for group in yaml.safe_load(LEDGER.read_text())["groups"]
+                for rule in group["rules"] if rule.get("alert") == "HwinfoGpuIdleHeld"]
+    waits = alert["for"]
+    assert f"which has been idle for {waits}" in alert["annotations"]["summary"]
+    assert f"work for {waits}." in " ".join(alert["annotations"]["description"].split())

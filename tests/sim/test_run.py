@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,22 @@ def test_gpustat_on_every_imported_capture(capture: Path, tmp_path: Path) -> Non
         run = _gpustat(scenario, *options)
         assert (run.returncode, run.stderr) == (0, ""), options
     assert json.loads(run.stdout)["gpus"]
+
+
+def test_the_readme_s_gpustat_runs_from_the_venv_without_it_on_path(tmp_path: Path) -> None:
+    """`.venv/bin/hwinfo sim run dgx-a100-mig -- gpustat`, as the README has it after its test
+    command: gpustat is in the venv's bin/, which is not on PATH."""
+    require(importlib.util.find_spec("gpustat") is not None, "gpustat is not installed (test extra)")
+    scripts = Path(sysconfig.get_path("scripts"))
+    hwinfo = scripts / "hwinfo"
+    assert (scripts / "gpustat").is_file() and hwinfo.is_file()
+    path = os.pathsep.join(d for d in ("/usr/local/bin", "/usr/bin", "/bin")
+                           if not (Path(d) / "gpustat").exists())
+    run = subprocess.run([str(hwinfo), "sim", "run", "dgx-a100-mig", "--", "gpustat", "--json"],
+                         capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "PATH": path})
+    assert (run.returncode, run.stderr) == (0, "")
+    assert len(json.loads(run.stdout)["gpus"]) == len(_builtin("dgx-a100-mig")["gpus"])
 
 
 def test_bad_scenario_is_one_line(tmp_path: Path) -> None:
