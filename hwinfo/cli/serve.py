@@ -20,6 +20,9 @@ from hwinfo.cli.options import (
 from hwinfo.exporter.catalogue import SNAPSHOT_GROUPS
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.snapshot import SnapshotCollector
 
 
@@ -37,7 +40,7 @@ def _selection_options(fn: F) -> F:
 
 def _collector(
     root: str, simulate: str | None, disabled: tuple[str, ...], between_samples: bool,
-    nvml_timeout: float,
+    nvml_timeout: float, accounting_resumed: Mapping[str, Judged] | None = None,
 ) -> SnapshotCollector:
     from hwinfo.collect.errors import SetupError
     from hwinfo.collect.sources import open_collector
@@ -46,7 +49,8 @@ def _collector(
     try:
         return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
                               between_samples=between_samples, nvml_timeout=nvml_timeout,
-                              processes_below_root=root_given())
+                              processes_below_root=root_given(),
+                              accounting_resumed=accounting_resumed)
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -61,6 +65,9 @@ def _collector(
 @click.option("--interval", type=Seconds(0.1), default=5.0, show_default=True,
               help="Seconds between samples (at most a day).")
 @nvml_timeout_option(5.0, "past it the last GPU data is served, marked stale.")
+@click.option("--state-dir", metavar="DIR", envvar="STATE_DIRECTORY", show_envvar=True,
+              help="Keep here what a restart must not lose (the short jobs NVML accounting "
+                   "kept while hwinfo was down); systemd's StateDirectory= sets it.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @_selection_options
@@ -68,8 +75,8 @@ def _collector(
 @root_option
 def serve(
     address: str, port: int | None, web_config_file: str | None, interval: float,
-    nvml_timeout: float, log_level: str, process_metrics: bool, disabled: tuple[str, ...],
-    simulate: str | None, root: str,
+    nvml_timeout: float, state_dir: str | None, log_level: str, process_metrics: bool,
+    disabled: tuple[str, ...], simulate: str | None, root: str,
 ) -> None:
     """Serve this machine's state as Prometheus metrics."""
     from hwinfo.exporter.daemon import DEFAULT_PORT, Daemon, Options
@@ -86,8 +93,21 @@ def serve(
             web_config = load_web_config(web_config_file)
         except WebConfigError as exc:
             raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, between_samples=True, nvml_timeout=nvml_timeout)
-    options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
+    resumed = None
+    if state_dir is not None:
+        import os
+
+        from hwinfo.collect.gpu import accounting_state
+
+        # systemd joins several StateDirectory= paths with ':'; hwinfo's unit names one.
+        state_dir = state_dir.split(":")[0]
+        if not os.path.isdir(state_dir):
+            raise click.ClickException(f"--state-dir {state_dir}: not a directory")
+        resumed = accounting_state.load(state_dir)
+    collector = _collector(root, simulate, disabled, between_samples=True,
+                           nvml_timeout=nvml_timeout, accounting_resumed=resumed)
+    options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics),
+                      state_dir)
     try:
         stopped_by = Daemon(collector, options).run(
             (address, DEFAULT_PORT if port is None else port), web_config)

@@ -9,6 +9,9 @@ from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.collect.sysfs import Root, RootError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.gpu.processes import OwnerLookup
     from hwinfo.collect.remote import RemoteCollector
     from hwinfo.sim import Machine
@@ -44,10 +47,12 @@ def open_collector(
     between_samples: bool = False,
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
+    accounting_resumed: Mapping[str, Judged] | None = None,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
-    root/proc/PID/ (the scenario's owners where there is none)."""
+    root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
+    an earlier daemon had judged of NVML's accounting buffers."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -68,7 +73,7 @@ def open_collector(
                 owners = tree_owners(collector.root, owners)
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples,
+            between_samples=between_samples, accounting_resumed=accounting_resumed,
         ), nvml_timeout)
     return collector
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import hwinfo
 from hwinfo.collect.deadline import GuardedGpu
+from hwinfo.collect.gpu.accounting_state import StateKeeper
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
 from hwinfo.exporter.http import Handler, Request, Response, Server
@@ -52,6 +53,7 @@ class Options:
     interval: float = 5.0
     nvml_timeout: float = 5.0
     selection: Selection = field(default_factory=Selection)
+    state_dir: str | None = None  # where state is kept across restarts (accounting_state.py)
 
 
 def _wants_openmetrics(request: Request) -> bool:
@@ -63,7 +65,11 @@ class Daemon:
         if collector.gpu is not None and not isinstance(collector.gpu, GuardedGpu):
             collector.gpu = GuardedGpu(collector.gpu, options.nvml_timeout)
         self.status = DaemonStatus(version=hwinfo.__version__, start_time_seconds=time.time())
-        self.sampler = Sampler(collector, options.selection, options.interval, self.status)
+        keeper = None
+        if options.state_dir is not None and isinstance(collector.gpu, GuardedGpu):
+            keeper = StateKeeper(options.state_dir, collector.gpu.inner)
+        self.sampler = Sampler(collector, options.selection, options.interval, self.status,
+                               keeper)
         self.collector = collector
         # Served until the first sample is in: self-metrics only, so the target is up.
         self._empty: Rendered = render(None, self.status, options.selection)

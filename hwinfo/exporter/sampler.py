@@ -11,6 +11,7 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.snapshot import SnapshotCollector
@@ -20,6 +21,9 @@ from hwinfo.logs import get_logger
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import OK
 from hwinfo.render.json import render_json
+
+if TYPE_CHECKING:
+    from hwinfo.collect.gpu.accounting_state import StateKeeper
 
 log = get_logger("hwinfo.sampler")
 
@@ -49,8 +53,11 @@ class Sampler:
         selection: Selection,
         interval: float,
         status: DaemonStatus,
+        keeper: StateKeeper | None = None,
     ) -> None:
+        """`keeper` writes what the collector keeps for the next daemon, after each sample."""
         self.collector = collector
+        self.keeper = keeper
         self.selection = selection
         self.interval = interval
         self.status = status
@@ -72,6 +79,8 @@ class Sampler:
         self._update_status(snapshot)
         published = Published(snapshot, render(snapshot, self.status, self.selection))
         self.latest = published
+        if self.keeper is not None:
+            self.keeper.save()
         return published
 
     def _update_status(self, snapshot: Snapshot) -> None:

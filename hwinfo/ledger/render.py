@@ -113,7 +113,9 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     section.table(header, rows, right=[False] + [True] * (len(header) - 1))
     if any(row.accounted_gpu_seconds for row in ledger.rows):
         section.line("HELD includes short jobs NVML accounting saw between samples "
-                     f"({_hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE")
+                     f"({_hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE; "
+                     "those that ended while a host's hwinfo was down count only where it kept "
+                     "a --state-dir")
     if ledger.advice is not None:
         _advice_lines(section, ledger)
     for note in ledger.notes:

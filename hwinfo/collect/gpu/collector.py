@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hwinfo.binding import function, pynvml
@@ -15,6 +16,7 @@ from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
 # `hwinfo report` runs on in a lab's login nodes) pays for none of them at start-up.
 if TYPE_CHECKING:
     from hwinfo.collect.gpu.accounting import AccountedProcesses
+    from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.gpu.events import XidListener
     from hwinfo.collect.gpu.gpm import GpmReader, Key
     from hwinfo.collect.gpu.mig import GpuInstanceProfile
@@ -52,14 +54,18 @@ class GpuCollector:
         with_processes: bool = True,
         with_commands: bool = False,
         between_samples: bool = False,
+        accounting_resumed: Mapping[str, Judged] | None = None,
     ) -> None:
-        """`owner_of` names a process's owner; None: this machine's (processes.local_owner)."""
+        """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
+        `accounting_resumed`: what an earlier daemon had judged of the accounting buffers
+        (accounting_state.py)."""
         self.owner_of = owner_of
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
         # samples; a one-shot report has no "between".
         self.between_samples = between_samples
+        self._accounting_resumed = accounting_resumed
         self._accounted: AccountedProcesses | None = None
         self._gpm: GpmReader | None = None
         self._xids: XidListener | None = None
@@ -110,7 +116,12 @@ class GpuCollector:
         if self._gpm is None:
             self._gpm = GpmReader()
         if self._accounted is None and self.between_samples and self.with_processes:
-            self._accounted = AccountedProcesses(self.owner_of)
+            self._accounted = AccountedProcesses(self.owner_of, self._accounting_resumed)
+
+    @property
+    def accounting_judged(self) -> Mapping[str, Judged] | None:
+        """What a daemon keeps of the accounting buffers for the next one; None: nothing."""
+        return None if self._accounted is None else self._accounted.judged
 
     def close(self) -> None:
         if self._xids is not None:
