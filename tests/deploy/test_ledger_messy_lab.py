@@ -256,7 +256,7 @@ def test_short_windows_are_answered_or_refused(run: Run) -> None:
     assert near(ana["held_gpu_seconds"], 0.25 * 2, 0.25 * 2 * INTERVAL)
     short = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", "500ms")
     assert short.returncode == 2 and one_error_line(short.stderr).endswith(
-        "the range (0.5 s) is shorter than the ledger rules' interval (1 s): no figure can be told for it")
+        "the range (500ms) is shorter than the ledger rules' interval (1s): no figure can be told for it")
     # A window that began before the rules' first evaluation: the time they did not cover is
     # said, and charged to no one.
     lab_age = run.until - run.started
