@@ -245,7 +245,7 @@ def test_fleet_offers_only_memory_a_job_can_get(run: Run) -> None:
         assert whole_gpus(size) == [], size
     fits = whole_gpus("39GiB")
     assert [(f["instance"], f["gpu"]) for f in fits] == [
-        (run.daemons["restarts"].removeprefix("http://"), "1")]
+        (run.daemons["restarts"].removeprefix("http://"), 1)]
     assert fits[0]["memory_bytes"] / 2**30 == pytest.approx(39.4, abs=0.05)
 
 
