@@ -146,24 +146,31 @@ def _exists(path: str) -> bool:
     return True
 
 
-def _mode(path: str, what: str) -> int:
+def _guarded(path: str, what: str, limit: int, others: int) -> tuple[str, int]:
+    """The text and mode of the file at `path`, refused where every user may do `others`
+    with it (stat.S_IWOTH: change it, stat.S_IROTH: read it)."""
     try:
-        return os.stat(path).st_mode
+        text = inputs.read_text(path, what, limit)
+        mode = os.stat(path).st_mode
+    except inputs.InputError as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{what}: {exc.strerror or exc}") from None
+    if mode & others:
+        can, letter = ("change", "w") if others == stat.S_IWOTH else ("read", "r")
+        raise ConfigError(f"{what}: every user can {can} it (mode {stat.S_IMODE(mode):04o}): "
+                          f"chmod o-{letter} {path}")
+    return text, mode
 
 
 def _read(path: str) -> _File:
     """The settings of one file, each checked; ConfigError names the file and the key."""
+    # Whoever can change it can point the password it sends, and the CA trusted, anywhere.
+    text, mode = _guarded(path, path, FILE_LIMIT_BYTES, stat.S_IWOTH)
     try:
-        document = inputs.parse_yaml(inputs.read_text(path, path, FILE_LIMIT_BYTES), path)
+        document = inputs.parse_yaml(text, path)
     except inputs.InputError as exc:
         raise ConfigError(str(exc)) from None
-    mode = _mode(path, path)
-    if mode & stat.S_IWOTH:
-        # Whoever can write it can point the password it sends, and the CA trusted, anywhere.
-        raise ConfigError(f"{path}: writable by every user (mode {stat.S_IMODE(mode):04o}): "
-                          f"chmod o-w {path}")
     top = _section(path, "", document)
     auth = _section(path, "basic_auth", top.get("basic_auth"))
     tls = _section(path, "tls_config", top.get("tls_config"))
@@ -208,14 +215,7 @@ def _with_auth(settings: _File, auth: dict[str, Any], mode: int) -> _File:
 
 def _password_from(path: str, what: str) -> str:
     """A password file's text less one trailing newline, refused where every user can read it."""
-    try:
-        text = inputs.read_text(path, what, PASSWORD_LIMIT_BYTES)
-    except inputs.InputError as exc:
-        raise ConfigError(str(exc)) from None
-    mode = _mode(path, what)
-    if mode & stat.S_IROTH:
-        raise ConfigError(f"{what}: every user can read it (mode {stat.S_IMODE(mode):04o}): "
-                          f"chmod o-r {path}")
+    text, _ = _guarded(path, what, PASSWORD_LIMIT_BYTES, stat.S_IROTH)
     # One line as editors and `echo` write it; Prometheus trims all white space, but a
     # password may begin or end with a space.
     for newline in ("\r\n", "\n"):

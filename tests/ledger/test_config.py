@@ -211,7 +211,7 @@ def test_a_file_anyone_can_change_is_refused(tmp_path: Path) -> None:
     config = write(tmp_path / "ledger.yml", "url: http://a:1\n", 0o666)
     with pytest.raises(ConfigError) as refused:
         engine(config)
-    assert str(refused.value) == f"{config}: writable by every user (mode 0666): chmod o-w {config}"
+    assert str(refused.value) == f"{config}: every user can change it (mode 0666): chmod o-w {config}"
 
 
 def test_a_password_in_a_file_every_user_reads_is_refused(tmp_path: Path) -> None:
