@@ -10,7 +10,7 @@ from typing import Any
 
 import pynvml as N
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 
 import hwinfo.sim
 from hwinfo.sim import mig_profiles as mp
@@ -381,9 +381,10 @@ def test_driver_branches_change_profiles_and_sizes() -> None:
 
 
 def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
-    """shared/captures A100-SXM4-40GB (510.47.03, two 3g.20gb): what the table says for R510."""
+    """A real A100-SXM4-40GB dump (510.47.03, two 3g.20gb): what the table says for R510."""
+    # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml
     path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
-    require(path.is_file(), f"{path} is missing (shared captures)")
+    require_captures(path)
     root = ET.parse(path).getroot()
     driver = tuple(int(n) for n in root.findtext("driver_version", "").split("."))
     (gpu,) = root.findall("gpu")
