@@ -565,13 +565,14 @@ def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
     assert report() == [("code", None), ("msedge", None)]
 
 
+def _section(label: str, command: str, lines: list[str]) -> str:
+    """One section of a capture file: its banner, which names it and its command, then lines."""
+    return "\n".join(["#" * 80, f"# {label}", f"# $ {command}", "#" * 80, *lines, ""])
+
+
 def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     """An `nvidia-smi mig -lgi` section of a capture file."""
     lines = [
-        "#" * 80,
-        "# capabilities :: mig -lgi",
-        "# $ nvidia-smi mig -lgi",
-        "#" * 80,
         "+---------------------------------------------------------+",
         "| GPU instances:                                          |",
         "| GPU   Name               Profile  Instance   Placement  |",
@@ -580,7 +581,7 @@ def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     ]
     for name, profile_id, gi, placement in rows:
         lines.append(f"|   0  MIG {name:<14} {profile_id:>6} {gi:>8} {placement:>12}     |")
-    return "\n".join([*lines, ""])
+    return _section("capabilities :: mig -lgi", "nvidia-smi mig -lgi", lines)
 
 
 def _renumbered(text: str, ids: dict[int, int]) -> str:
@@ -679,22 +680,24 @@ def test_malformed_text_dumps_are_rejected(text: str, message: str) -> None:
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("row", [
-    "15727, 7² %, 8 %, 0 MiB, 5270 ms",  # digits only ASCII ones count
-    "1²3, 71 %, 8 %, 0 MiB, 5270 ms",
-    "15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms",
-    "15727, 71 %, 8 %, 0 MiB, [N/A]",
-    "garbage",
+@pytest.mark.parametrize(("row", "read"), [
+    ("15727, 71 %, 8 %, 0 MiB, 5270 ms", [(15727, 71, 8, 0, 5270)]),  # as nvidia-smi prints it
+    ("15727, 7² %, 8 %, 0 MiB, 5270 ms", [(15727, None, 8, 0, 5270)]),  # only ASCII digits count
+    ("1²3, 71 %, 8 %, 0 MiB, 5270 ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, [N/A]", []),
+    ("garbage", []),
 ])
-def test_accounted_rows_it_cannot_read_are_left_out(row: str) -> None:
+def test_accounted_rows_without_a_pid_and_time_it_can_read_are_left_out(
+    row: str, read: list[tuple[int | None, ...]]
+) -> None:
     from hwinfo.sim.importer_capture import parse_capture
 
-    capture = parse_capture(
-        "# load :: query-accounted-apps\n"
-        "# $ nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,max_memory_usage,time --format=csv\n"
-        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]\n"
-        f"00000000:01:00.0, {row}\n"
-    )
+    command = ("nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,"
+               "max_memory_usage,time --format=csv")
+    capture = parse_capture(_section("load :: query-accounted-apps", command, [
+        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]",
+        f"00000000:01:00.0, {row}"]))
     apps = capture.accounted_apps("load :: query (-q)").get("00000000:01:00.0", [])
-    assert all(app.time_ms < 10**15 for app in apps)
-    assert [app.pid for app in apps] in ([], [15727])
+    assert [(a.pid, a.gpu_util_percent, a.memory_util_percent, a.max_memory_mib, a.time_ms)
+            for a in apps] == read
