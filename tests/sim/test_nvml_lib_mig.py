@@ -89,7 +89,10 @@ def _capture_mig_devices(text: str) -> tuple[str, str, list[dict[str, Any]]]:
 
 
 def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
-    """Issue 21's real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB."""
+    """A real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB.
+
+    https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt
+    """
     instances = [{"profile": p} for p in ("3g.71gb", "2g.35gb", "1g.18gb")]
     simulate(
         {
