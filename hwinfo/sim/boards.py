@@ -4,9 +4,11 @@ Defaults are written in the scenario file's own vocabulary (docs/scenario-format
 scenario field overrides the board's field of the same name, and the loader checks both the
 same way. Names, PCI ids, memory sizes and units are as NVML reports them.
 
-Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from the real
-`nvidia-smi -q -x` dumps in shared/captures (driver versions as listed there); PCI device ids,
-names and MIG tables from shared/research/nvml-facts.md §3; the rest from public spec sheets.
+Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from real
+`nvidia-smi -q -x` dumps in telegraf's and netdata's test data (each cited at its board, with
+its driver version); PCI device ids and names from NVIDIA's go-nvml mocks
+(https://github.com/NVIDIA/go-nvml/tree/main/pkg/nvml/mock) and gpu-operator's mig-parted
+config, MIG tables from mig_profiles.py (which cites each); the rest from public spec sheets.
 """
 
 # Unknown: the idle telemetry (temperatures, power draw, clocks), reserved memory, VBIOS and
@@ -86,7 +88,9 @@ def _datacenter(**fields: object) -> dict[str, object]:
         "pstate": 0,
         "clock_event_reasons": [],
         "ecc": _ecc(),
-        "retired_pages": None,  # Ampere and later remap rows instead (facts §5)
+        # Ampere and later remap rows instead (nvmlDeviceGetRemappedRows, "for Ampere or newer";
+        # https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/).
+        "retired_pages": None,
         "remapped_rows": _NO_REMAPS,
         "mig": _MIG_OFF,
     }
@@ -99,7 +103,7 @@ BOARDS: dict[str, Board] = {
     for b in (
         Board(
             key="A100-SXM4-40GB",
-            # shared/captures/a100-sxm4-40gb-mig-2x3g.20gb.xml (driver 510.47.03).
+            # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml (driver 510.47.03).
             defaults=_datacenter(
                 name="NVIDIA A100-SXM4-40GB",
                 pci_device_id=0x20B010DE,
@@ -172,7 +176,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="H100-SXM5-80GB",
-            # Whole-board memory total 81559 MiB (facts §2).
+            # Whole-board memory total 81559 MiB, as the H100 80GB HBM3 capture shows
+            # (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt).
             defaults=_datacenter(
                 name="NVIDIA H100 80GB HBM3",
                 pci_device_id=0x233010DE,
@@ -208,7 +213,7 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="H100-NVL",
-            # Whole-board memory total 95830 MiB (facts §2).
+            # Whole-board memory total 95830 MiB, as nvidia-smi shows a real H100 NVL.
             defaults=_datacenter(
                 name="NVIDIA H100 NVL",
                 pci_device_id=0x232110DE,
@@ -330,7 +335,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="RTX-3090",
-            # shared/captures/rtx-3090-driver590-v13.xml (driver 590.44.01).
+            # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
+            # (driver 590.44.01).
             defaults={
                 "name": "NVIDIA GeForce RTX 3090",
                 # Display mode: the 525 dump of this board (590 prints it deprecated).
@@ -381,7 +387,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="RTX-A5000",
-            # shared/captures/dual-rtx-a5000-v13.xml (driver 590.44.01).
+            # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml
+            # (driver 590.44.01).
             defaults={
                 "name": "NVIDIA RTX A5000",
                 # Unknown: display mode (its 590 dump prints it deprecated).
@@ -433,7 +440,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="T4",
-            # shared/captures/tesla-t4.xml (driver 515.105.01, a cloud VM).
+            # https://github.com/influxdata/telegraf/blob/master/plugins/inputs/nvidia_smi/testdata/tesla-t4.xml
+            # (driver 515.105.01, a cloud VM).
             defaults={
                 "name": "Tesla T4",
                 "display_mode": False,
@@ -484,7 +492,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="GRID-P4-1Q",
-            # shared/captures/grid-p4-vgpu-guest.xml: a vGPU guest, where most fields are N/A.
+            # https://github.com/influxdata/telegraf/blob/c68ce7985bdf9030262aadc53fd967fc89ce8a1f/plugins/inputs/nvidia_smi/testdata/tesla_p4.xml:
+            # a vGPU guest, where most fields are N/A.
             defaults={
                 "name": "GRID P4-1Q",
                 "display_mode": True,

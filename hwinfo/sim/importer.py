@@ -801,7 +801,7 @@ def _gpu_instances(
     # -q does not say where a GI sits: NVML's usual numbering tells, when every id is one it
     # gives its profile and the placements so read fit together; otherwise (real ids do not
     # always follow it) the loader picks free placements and the ids stay as the dump has them.
-    # Unknown: which drivers number GPU instances this way (facts §2).
+    # Unknown: which drivers number GPU instances this way (the MIG User Guide's examples do).
     inferred = [
         gi.get("start", _placement_start(table.by_name[gi["profile"]], gi["id"]))
         for gi in instances

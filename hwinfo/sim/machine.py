@@ -62,7 +62,8 @@ from hwinfo.sim.scenario_reader import Reader
 EVENT_XID = 0x8
 # NVML's "no instance" value for GI/CI ids (nvml.h nvmlProcessInfo_v2_t, nvmlEventData_t).
 NO_INSTANCE = 0xFFFFFFFF
-# MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (facts §2).
+# MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (the MIG
+# User Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/).
 NEW_MIG_UUID_DRIVER = (470,)
 # One sample of scenario time (docs/scenario-format.md "Samples").
 SAMPLE_SECONDS = 1.0
@@ -71,7 +72,9 @@ SAMPLE_SECONDS = 1.0
 def gpu_instance_idle_used_mib(memory_slices: int) -> int:
     """Memory a GPU instance shows as used with nothing running in it."""
     # Unknown: only one value is observed, 19 MiB for a 3g.20gb (4 memory slices) on an
-    # A100-SXM4-40GB under R510 (shared/captures); facts §2 gives 11-44 MiB. Scaled by size.
+    # A100-SXM4-40GB under R510 (https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml);
+    # other real listings show 11-44 MiB (13 MiB for an idle 2g.20gb of an A100 80GB in
+    # https://github.com/XuehaiPan/nvitop/pull/8). Scaled by size.
     return 11 + 2 * memory_slices
 
 
@@ -474,7 +477,8 @@ class Machine:
         )
         if ci.spec.uuid is not None:  # the dump's own (-L), masked or not
             new_form = ci.spec.uuid
-        # facts §2: GetHandleByUUID accepts both forms on drivers that have the new one.
+        # GetHandleByUUID accepts both forms on drivers that have the new one (NVML's change
+        # log in its API reference, https://docs.nvidia.com/deploy/nvml-api/).
         uuids = (new_form, old_form) if self.driver >= NEW_MIG_UUID_DRIVER else (old_form,)
         dev = MigDevice(
             next(self._ids), gpu, index, ci, f"{gpu.spec.name} MIG {ci.spec.profile.name}", uuids

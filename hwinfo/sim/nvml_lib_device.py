@@ -1,8 +1,8 @@
 """Device calls of the fake libnvidia-ml: identity, memory, telemetry, health, handle lookup.
 
 Most calls are one row of FIELDS: the reply on a physical GPU and on a MIG device handle
-(None there: NotSupported, the MIG rules of docs/scenario-format.md, from nvml.h notes and
-facts §2). Replies are precomputed per device and rebuilt only after the machine changes.
+(None there: NotSupported, the MIG rules of docs/scenario-format.md, from nvml.h's notes,
+https://github.com/NVIDIA/go-nvml/blob/main/gen/nvml/nvml.h). Replies are precomputed per device and rebuilt only after the machine changes.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def _thresholds(s: GpuSpec) -> Reply:
 def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
     s = gpu.spec
     # nvml.h: in MIG mode the parent's memory is an aggregate "only if the caller has
-    # appropriate privileges"; in a container it is NoPermission (facts §2).
+    # appropriate privileges"; in a container it is NoPermission
+    # (https://github.com/NVIDIA/nvidia-container-toolkit/issues/842).
     if gpu.mig_enabled and not machine.privileged:
         return NO_PERMISSION_REPLY
     if s.memory_total_mib is None:

@@ -66,7 +66,7 @@ ADDRESSING_MODES = {"none": 0, "hmm": 1, "ats": 2}
 # nvmlDriverModel_t (nvml.h): nvidia-smi prints WDM as TCC.
 DRIVER_MODELS = {"wddm": 0, "tcc": 1, "mcdm": 2}
 COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
-# nvmlClocksEventReason* bits (facts §5).
+# nvmlClocksEventReason* bits (nvml.h).
 CLOCK_EVENT_REASONS = {
     "gpu_idle": 0x1,
     "applications_clocks_setting": 0x2,

@@ -1,4 +1,4 @@
-"""The ledger on a shared, messy lab whose truth is known (issue 17), against a real
+"""The ledger on a shared, messy lab whose truth is known, against a real
 Prometheus evaluating the shipped rules every second:
 
   shared    GPU 0: ana holds 1000 MiB at 0 % SM, ben 3000 MiB at 60 % (the GPU at 60 %);

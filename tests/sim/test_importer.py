@@ -1,4 +1,4 @@
-"""The nvidia-smi XML importer: every real dump in ../shared/captures, and hand-written ones."""
+"""The nvidia-smi XML importer: every real dump among the captures, and hand-written ones."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ from typing import Any
 
 import pynvml
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, XML_CAPTURES, each_capture, require_captures
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
 from hwinfo.sim.importer import DumpError, import_dump, import_nvidia_smi_xml
 
-DUMPS = sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
 NOT_AVAILABLE = re.compile(r"N/A|\[.*\]|Not Supported|Requested functionality has been deprecated")
 
 
@@ -48,11 +47,7 @@ def _number(element: ET.Element, path: str) -> int | None:
     return None if text is None else int(re.search(r"\d+", text).group())  # type: ignore[union-attr]
 
 
-def test_captures_are_there() -> None:
-    require(bool(DUMPS), f"no nvidia-smi dumps in {CAPTURES}")
-
-
-@pytest.fixture(params=DUMPS, ids=[p.name for p in DUMPS])
+@pytest.fixture(params=each_capture(XML_CAPTURES))
 def dump(request: pytest.FixtureRequest) -> tuple[ET.Element, dict[str, Any]]:
     path: Path = request.param
     text = path.read_text()
@@ -209,8 +204,9 @@ def test_every_dump_validates(dump: tuple[ET.Element, dict[str, Any]], tmp_path:
 
 
 def test_a100_capture_has_two_3g_20gb_instances() -> None:
+    # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml
     path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
-    require(path.is_file(), f"{path} is missing")
+    require_captures(path)
     (gpu,) = import_nvidia_smi_xml(path.read_text(), path.name)["gpus"]
     assert gpu["board"] == "A100-SXM4-40GB"
     assert gpu["mig"]["enabled"] is True
@@ -436,19 +432,20 @@ def test_mig_devices_that_cannot_be_expressed(
         import_nvidia_smi_xml(text, "mig.xml")
 
 
-# --- issue 10: dumps as nvidia-smi showed them ---
+# --- dumps as nvidia-smi showed them ---
 
-TEXT = CAPTURES / "text"
-H100_MIG = TEXT / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
+# https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt
+H100_MIG = CAPTURES / "text" / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
 
 
 def _capture_text(path: Path) -> str:
-    require(path.is_file(), f"{path} is missing")
+    require_captures(path)
     return path.read_text()
 
 
 def test_a_dump_of_one_gpu_of_several_imports(tmp_path: Path) -> None:
     """`nvidia-smi -q -x -i 1` keeps <attached_gpus> at 2 and lists one <gpu>."""
+    # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml
     root = ET.fromstring(_capture_text(CAPTURES / "dual-rtx-a5000-v13.xml"))
     root.remove(root.findall("gpu")[0])
     scenario = import_dump(ET.tostring(root, encoding="unicode"), "one.xml")
@@ -533,8 +530,12 @@ def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
 
 
 def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
-    """NVML's Linux process name is the whole command line (issue 20/21's VS Code and Edge):
-    the report names the program as ps does and keeps the whole string as the command."""
+    """NVML's Linux process name is the whole command line, as for VS Code and Edge in telegraf's
+    rtx-3080-v12.xml: the report names the program as ps does and keeps the whole string as the
+    command.
+
+    https://github.com/influxdata/telegraf/blob/master/plugins/inputs/nvidia_smi/testdata/rtx-3080-v12.xml
+    """
     code = "/opt/visual-studio-code/code --type=gpu-process --gpu-preferences=WAAAAAAAAAAg"
     edge = "/opt/microsoft/msedge/msedge --type=gpu-process --crashpad-handler-pid=1234"
     text = _dump(
@@ -564,13 +565,14 @@ def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
     assert report() == [("code", None), ("msedge", None)]
 
 
+def _section(label: str, command: str, lines: list[str]) -> str:
+    """One section of a capture file: its banner, which names it and its command, then lines."""
+    return "\n".join(["#" * 80, f"# {label}", f"# $ {command}", "#" * 80, *lines, ""])
+
+
 def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     """An `nvidia-smi mig -lgi` section of a capture file."""
     lines = [
-        "#" * 80,
-        "# capabilities :: mig -lgi",
-        "# $ nvidia-smi mig -lgi",
-        "#" * 80,
         "+---------------------------------------------------------+",
         "| GPU instances:                                          |",
         "| GPU   Name               Profile  Instance   Placement  |",
@@ -579,7 +581,7 @@ def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     ]
     for name, profile_id, gi, placement in rows:
         lines.append(f"|   0  MIG {name:<14} {profile_id:>6} {gi:>8} {placement:>12}     |")
-    return "\n".join([*lines, ""])
+    return _section("capabilities :: mig -lgi", "nvidia-smi mig -lgi", lines)
 
 
 def _renumbered(text: str, ids: dict[int, int]) -> str:
@@ -678,22 +680,24 @@ def test_malformed_text_dumps_are_rejected(text: str, message: str) -> None:
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("row", [
-    "15727, 7² %, 8 %, 0 MiB, 5270 ms",  # digits only ASCII ones count
-    "1²3, 71 %, 8 %, 0 MiB, 5270 ms",
-    "15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms",
-    "15727, 71 %, 8 %, 0 MiB, [N/A]",
-    "garbage",
+@pytest.mark.parametrize(("row", "read"), [
+    ("15727, 71 %, 8 %, 0 MiB, 5270 ms", [(15727, 71, 8, 0, 5270)]),  # as nvidia-smi prints it
+    ("15727, 7² %, 8 %, 0 MiB, 5270 ms", [(15727, None, 8, 0, 5270)]),  # only ASCII digits count
+    ("1²3, 71 %, 8 %, 0 MiB, 5270 ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, [N/A]", []),
+    ("garbage", []),
 ])
-def test_accounted_rows_it_cannot_read_are_left_out(row: str) -> None:
+def test_accounted_rows_without_a_pid_and_time_it_can_read_are_left_out(
+    row: str, read: list[tuple[int | None, ...]]
+) -> None:
     from hwinfo.sim.importer_capture import parse_capture
 
-    capture = parse_capture(
-        "# load :: query-accounted-apps\n"
-        "# $ nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,max_memory_usage,time --format=csv\n"
-        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]\n"
-        f"00000000:01:00.0, {row}\n"
-    )
+    command = ("nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,"
+               "max_memory_usage,time --format=csv")
+    capture = parse_capture(_section("load :: query-accounted-apps", command, [
+        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]",
+        f"00000000:01:00.0, {row}"]))
     apps = capture.accounted_apps("load :: query (-q)").get("00000000:01:00.0", [])
-    assert all(app.time_ms < 10**15 for app in apps)
-    assert [app.pid for app in apps] in ([], [15727])
+    assert [(a.pid, a.gpu_util_percent, a.memory_util_percent, a.max_memory_mib, a.time_ms)
+            for a in apps] == read

@@ -9,7 +9,7 @@ from typing import Any
 
 import pynvml as N
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, TEXT_CAPTURES, require_captures
 
 import hwinfo.sim
 from hwinfo.sim import Machine, nvml_lib_mig
@@ -18,6 +18,7 @@ from hwinfo.sim.mig_profiles import default_gpu_instance_id
 from hwinfo.sim.nvml_symbols import exported
 from hwinfo.sim.scenario import parse_scenario
 
+# https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt
 H100_MIG = CAPTURES / "text" / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
 MIB = 1 << 20
 # NVML_COMPUTE_INSTANCE_PROFILE_* of a compute instance of N slices.
@@ -88,7 +89,10 @@ def _capture_mig_devices(text: str) -> tuple[str, str, list[dict[str, Any]]]:
 
 
 def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
-    """Issue 21's real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB."""
+    """A real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB.
+
+    https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt
+    """
     instances = [{"profile": p} for p in ("3g.71gb", "2g.35gb", "1g.18gb")]
     simulate(
         {
@@ -106,7 +110,7 @@ def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
 
 
 def test_h100_capture_mig_layout_field_by_field(simulate: Any) -> None:
-    require(H100_MIG.is_file(), f"{H100_MIG} is missing (shared captures)")
+    require_captures(H100_MIG)
     name, driver, devices = _capture_mig_devices(H100_MIG.read_text(encoding="utf-8"))
     assert len(devices) == 4 and driver == "590.48.01"
     (board,) = [k for k, b in BOARDS.items() if b.defaults.get("name") == name]
@@ -402,8 +406,8 @@ def _capture_symbols(path: Any) -> tuple[tuple[int, ...], set[str]]:
 def test_mig_symbols_exist_in_the_real_libraries() -> None:
     """Every MIG call the fake library implements, a real driver exports, and so does the
     fake library for that driver (else the implementation could never be reached)."""
-    paths = sorted((CAPTURES / "text").glob("linux-*__*.txt"))
-    require(bool(paths), f"no text captures in {CAPTURES / 'text'}")
+    paths = [path for path in TEXT_CAPTURES if path.name.startswith("linux-")]
+    require_captures(*paths or [None])
     checked = 0
     for path in paths:
         driver, real = _capture_symbols(path)
