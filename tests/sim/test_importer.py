@@ -530,6 +530,19 @@ def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     assert scenario["gpus"][0]["processes"][0]["name"] == name
     with _simulated(scenario, tmp_path):
         assert pynvml.nvmlSystemGetProcessName(15964) in (name, name.encode())
+    # The report names the program as Task Manager does, and --full-command keeps the
+    # path NVML gives (a Windows driver gives no command line).
+    path = tmp_path / "windows.json"
+    path.write_text(json.dumps(scenario))
+    for flags, command in (((), None), (("--full-command",), name)):
+        done = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--simulate", str(path), "--format",
+             "json", *flags], capture_output=True, text=True, timeout=60, check=False,
+            env={k: v for k, v in os.environ.items() if not k.startswith("HWINFO")},
+        )
+        assert done.returncode == 0, done.stderr
+        (process,) = json.loads(done.stdout)["gpu"]["gpus"][0]["processes"]
+        assert (process["name"], process["command"]) == ("NVIDIA Overlay.exe", command)
 
 
 def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
