@@ -25,14 +25,19 @@ def machine_owners(machine: Machine) -> OwnerLookup:
     return owner_of
 
 
-def scenario_owners(simulate: str) -> OwnerLookup:
-    """Install the simulated NVML for a scenario; process owners then come from it."""
+def simulated_machine(simulate: str) -> Machine:
+    """Install the simulated NVML for a scenario (a built-in NAME or a FILE)."""
     from hwinfo import sim
 
     try:
-        return machine_owners(sim.install(sim.load_scenario(simulate)))
+        return sim.install(sim.load_scenario(simulate))
     except sim.ScenarioError as exc:
         raise SetupError(str(exc)) from None
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    return machine_owners(simulated_machine(simulate))
 
 
 def open_collector(
@@ -60,15 +65,17 @@ def open_collector(
         from hwinfo.collect.gpu.collector import GpuCollector
 
         owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+        guessed_of = None  # real NVML infers nothing
         if simulate:
             from hwinfo.collect.gpu.processes import tree_owners
 
-            owners = scenario_owners(simulate)
+            machine = simulated_machine(simulate)
+            owners, guessed_of = machine_owners(machine), machine.guessed
             if processes_below_root:
                 owners = tree_owners(collector.root, owners)
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples,
+            between_samples=between_samples, guessed_of=guessed_of,
         ), nvml_timeout)
     return collector
 

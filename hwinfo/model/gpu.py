@@ -97,6 +97,9 @@ class MigDevice:
     # Its compute slices over the GPU's (a 3g.40gb on an A100 is 3/7, a 1c.3g.40gb 1/7).
     gpu_share_ratio: float | None = None
     process_count: int | None = None  # as NVML lists them; None: the list was refused
+    # Its fields a simulated machine's import inferred rather than read ("profile", "uuid"):
+    # a dump that names no profile or lists no UUID (docs/simulator.md). Empty on real GPUs.
+    guessed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +111,8 @@ class MigGpuInstance:
     profile_id: int
     placement_start: int
     placement_size: int
+    # Its fields a simulated machine's import inferred rather than read (MigDevice.guessed).
+    guessed: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -416,6 +416,15 @@ class Machine:
         line's first word; None where process_owner is None or names no command."""
         return self._names.get(pid)
 
+    def guessed(self, uuid: str) -> frozenset[str]:
+        """What the scenario says an import inferred (GUESSED_GI_FACTS) of the GPU instance
+        of the MIG device with this UUID; empty for any other UUID."""
+        for gpu in self.gpus:
+            for dev in gpu.mig_devices:
+                if uuid in dev.uuids:
+                    return dev.compute_instance.gpu_instance.spec.guessed
+        return frozenset()
+
     def _update_owners(self) -> None:
         owners: dict[int, tuple[str | None, str | None]] = {}
         names: dict[int, str] = {}

@@ -79,6 +79,9 @@ CLOCK_EVENT_REASONS = {
     "display_clock_setting": 0x100,
 }
 PROCESS_TYPES = ("compute", "graphics", "compute+graphics")
+# Facts of a GPU instance an import can infer instead of read: its profile name, profile id,
+# placement, and its MIG devices' UUIDs (derived).
+GUESSED_GI_FACTS = ("profile", "profile_id", "placement", "uuid")
 
 class ScenarioError(ValueError):
     """A scenario that cannot be loaded; str() is one line: file, field path, problem."""
@@ -232,6 +235,8 @@ class GpuInstanceSpec:
     bar1_total_mib: int | None = None  # None: the board's rule (mig_profiles.MigTable)
     # Volatile uncorrectable SRAM ECC errors its MIG devices show; None: NotSupported.
     sram_uncorrected_volatile: int | None = None
+    # What an import inferred rather than read of it (GUESSED_GI_FACTS).
+    guessed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

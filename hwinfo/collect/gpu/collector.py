@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.accounting import AccountedProcesses
     from hwinfo.collect.gpu.events import XidListener
     from hwinfo.collect.gpu.gpm import GpmReader, Key
+    from hwinfo.collect.gpu.guessed import GuessLookup
     from hwinfo.collect.gpu.mig import GpuInstanceProfile
     from hwinfo.collect.gpu.processes import OwnerLookup
 
@@ -52,9 +53,12 @@ class GpuCollector:
         with_processes: bool = True,
         with_commands: bool = False,
         between_samples: bool = False,
+        guessed_of: GuessLookup | None = None,
     ) -> None:
-        """`owner_of` names a process's owner; None: this machine's (processes.local_owner)."""
+        """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
+        `guessed_of`: a simulated machine's inferred MIG facts (collect/gpu/guessed.py)."""
         self.owner_of = owner_of
+        self.guessed_of = guessed_of
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
@@ -164,6 +168,10 @@ class GpuCollector:
             read.unavailable.update(static.unavailable)
             mig = read_mig(read, handle, static.mig_profiles, self.owner_of,
                            self.with_processes, self.with_commands)
+            if mig is not None and self.guessed_of is not None:
+                from hwinfo.collect.gpu.guessed import mark_guesses
+
+                mark_guesses(mig, self.guessed_of)
             in_mig_mode = mig is not None and mig.enabled
             dynamic = read_dynamic(read, handle, in_mig_mode)
             if self._gpm.supported(handle, uuid):
