@@ -49,10 +49,13 @@ def open_collector(
     between_samples: bool = False,
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
+    topology: bool = False,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
-    root/proc/PID/ (the scenario's owners where there is none)."""
+    root/proc/PID/ (the scenario's owners where there is none). `topology`: also the PCI
+    places of GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU
+    pair's NVML topology."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -66,6 +69,7 @@ def open_collector(
 
         owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
         guessed_of = None  # real NVML infers nothing
+        pci_root = collector.root
         if simulate:
             from hwinfo.collect.gpu.processes import tree_owners
 
@@ -73,10 +77,16 @@ def open_collector(
             owners, guessed_of = machine_owners(machine), machine.guessed
             if processes_below_root:
                 owners = tree_owners(collector.root, owners)
+            if topology:
+                pci_root = Root(machine.sysfs_root())  # the simulated machine's own sysfs
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples, guessed_of=guessed_of,
+            between_samples=between_samples, guessed_of=guessed_of, with_topology=topology,
         ), nvml_timeout)
+        if topology:
+            from hwinfo.collect.pci import PciCollector
+
+            collector.pci = PciCollector(pci_root)
     return collector
 
 

@@ -54,11 +54,15 @@ class GpuCollector:
         with_commands: bool = False,
         between_samples: bool = False,
         guessed_of: GuessLookup | None = None,
+        with_topology: bool = False,
     ) -> None:
         """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
-        `guessed_of`: a simulated machine's inferred MIG facts (collect/gpu/guessed.py)."""
+        `guessed_of`: a simulated machine's inferred MIG facts (collect/gpu/guessed.py).
+        `with_topology`: also read every GPU pair (GpuSystem.pairs), n² calls."""
         self.owner_of = owner_of
         self.guessed_of = guessed_of
+        self.with_topology = with_topology
+        self._handles: dict[int, Any] = {}  # index -> handle of the GPUs read this sample
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
@@ -95,13 +99,20 @@ class GpuCollector:
 
         assert self._gpm is not None  # made by _begin() when NVML started
         self._activities = {}
+        self._handles = {}
         gpus = [self._gpu(index) for index in range(count)]
         self._activities.update(self._gpm.finish())
         attach(gpus, self._activities)
         users = user_rollup(gpus) if self.with_processes else None
         accounted = [] if self._accounted is None else self._accounted.usage(
             {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
-        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, **self._driver)
+        pairs = None
+        if self.with_topology:
+            from hwinfo.collect.gpu.topology import read_pairs
+
+            pairs = read_pairs(self._handles)
+        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, pairs=pairs,
+                         **self._driver)
 
     def _begin(self) -> None:
         """The readers that keep state between samples, made once NVML has started."""
@@ -188,6 +199,7 @@ class GpuCollector:
                 processes, count = listed_processes(read, handle, self.owner_of,
                                                     self.with_processes, self.with_commands)
             accounting = read_accounting(read, handle)
+            self._handles[index] = handle
             if self._accounted is not None:
                 if accounting is not None and accounting.enabled:
                     self._accounted.update(read, handle, uuid, index, processes or ())
