@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,18 @@ def test_options_it_does_not_go_with_are_one_line(args: list[str], message: str)
     result = run("--topology", *args)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"Error: {message}"
+
+
+def test_a_sysfs_tree_alone_gives_the_nics_and_drives(tmp_path: Path) -> None:
+    """The simulator's DGX H100 sysfs read as a --root: NICs and drives without NVML; the
+    tree holds no /proc, so the sections it cost are said and the exit status is 1."""
+    from hwinfo.sim import load_scenario
+    from hwinfo.sim.sysfs_tree import write_sysfs
+
+    write_sysfs(load_scenario("dgx-h100"), str(tmp_path))
+    result = run("--topology", "--no-gpu", "--root", str(tmp_path), "--no-color")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[3].split()[:4] == ["NIC0", "X", "PIX", "PIX"]  # GPU0's NIC and storage ports
+    assert "  memory: collection failed: nothing could be read below " + str(tmp_path) in lines
+

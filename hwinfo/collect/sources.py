@@ -63,13 +63,13 @@ def open_collector(
         collector = SnapshotCollector(Root(root))
     except RootError as exc:
         raise SetupError(str(exc)) from None
+    pci_root = collector.root
     if gpus:
         from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector
 
         owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
         guessed_of = None  # real NVML infers nothing
-        pci_root = collector.root
         if simulate:
             from hwinfo.collect.gpu.processes import tree_owners
 
@@ -83,10 +83,10 @@ def open_collector(
             owners, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples, guessed_of=guessed_of, with_topology=topology,
         ), nvml_timeout)
-        if topology:
-            from hwinfo.collect.pci import PciCollector
+    if topology:  # with --no-gpu too: the NICs and drives are still there
+        from hwinfo.collect.pci import PciCollector
 
-            collector.pci = PciCollector(pci_root)
+        collector.pci = PciCollector(pci_root)
     return collector
 
 

@@ -50,6 +50,8 @@ def render_topology(snapshot: Snapshot, style: Style) -> str:
         _p2p(section, snapshot.gpu.pairs, style)
     for note in topology.notes:
         section.line(style.warn(note))
+    for error in snapshot.errors:  # what makes the exit status 1, whichever section it cost
+        section.line(style.warn(f"{error.source}: collection failed: {error.message}"))
     return section.render() + "\n"
 
 
