@@ -617,6 +617,11 @@ _add(
         cuda_cores=3584,
         memory_bus_width_bits=3072,
         memory_total_mib=24576,
+        # Not the A100's 65536: a real A30 under 535.183.01 shows its MIG devices' BAR1 as
+        # 8191 (1g.6gb) and 16383 MiB (2g.12gb), a quarter of 32768 a memory slice less
+        # 256 KiB (mig_profiles.mig_bar1_bytes). Unknown: the whole board's figure read
+        # directly (32768 follows from that rule).
+        bar1_total_mib=32768,
         power_limit_w=165,
         power_default_limit_w=165,
         power_min_limit_w=100,

@@ -208,7 +208,9 @@ def read_processes(
                 visible=owner is not None,
                 user=owner.user if owner else None,
                 name=owner.name if owner else None,
-                command=owner.command if owner and with_command else None,
+                # NVML's name stands in for a command line it does not hold: a Windows
+                # path (the only command a Windows dump or driver gives) keeps its folders.
+                command=(owner.command or owner.executable) if owner and with_command else None,
                 sm_utilization_ratio=None if sm is None else sm / 100,
                 memory_utilization_ratio=None if memory is None else memory / 100,
                 run_seconds=run,
