@@ -150,6 +150,7 @@ def _gpus(samples: list[Sample], interval: float) -> list[JobGpu]:
               "idle": "idle_held_gpu_seconds", "unknown": "unknown_gpu_seconds",
               "utilization": "utilization_gpu_seconds", "energy": "energy_joules"}
     rest = []
+    users: dict[tuple[str, ...], set[str]] = defaultdict(set)  # sorted once: a GPU may have many
     for sample in samples:  # the held figures first: they say which devices the job had
         if sample.labels.get("measure") in fields:
             gpu = device(sample.labels)
@@ -167,11 +168,13 @@ def _gpus(samples: list[Sample], interval: float) -> list[JobGpu]:
         if measure == "samples":
             gpu.held_seconds = sample.value * interval
         elif measure == "users":
-            gpu.users = sorted({*gpu.users, sample.labels.get("user", "")})
+            users[key].add(sample.labels.get("user", ""))
         elif measure == "peak_memory":
             gpu.peak_memory_bytes = sample.value
         elif measure in ("gpu_memory", "mig_memory"):
             gpu.memory_total_bytes = sample.value
+    for key, names in users.items():
+        gpus[key].users = sorted(names)
     return sorted((g for g in gpus.values() if g.held_gpu_seconds > 0),
                   key=lambda g: (g.instance, _number(g.gpu), g.gpu_instance_id))
 

@@ -90,3 +90,34 @@ def test_an_absurd_figure_from_prometheus_is_one_line() -> None:
                               capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "absurd" in done.stderr
+
+
+def test_the_timeout_bounds_the_whole_job_command() -> None:
+    """Each answer comes within --timeout 1 (0.6 s), but the rules and then the queries take
+    1.2 s together: only a deadline for the whole command ends it, with one line."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from fixtures.loopback import serving
+
+    from hwinfo.ledger.queries import ATTRIBUTED_HELD_RECORD
+
+    rules = {"groups": [{"name": "hwinfo-ledger", "interval": 60,
+                         "rules": [{"name": ATTRIBUTED_HELD_RECORD}]}]}
+    vector = {"resultType": "vector", "result": [{"metric": {
+        "measure": "held", "job": "j", "instance": "h", "gpu": "0", "uuid": "u", "model": "M"},
+        "value": [0, "1"]}]}
+
+    def answer(path: str) -> tuple[int, str, bytes]:
+        time.sleep(0.6)  # a slow engine, not an ordering of events
+        data = rules if "rules" in path else vector
+        return 200, "application/json", json.dumps({"status": "success", "data": data}).encode()
+
+    with serving(answer) as url:
+        done = subprocess.run([sys.executable, "-m", "hwinfo", "job", "42", "--prometheus", url,
+                               "--timeout", "1"], capture_output=True, text=True, timeout=60,
+                              check=False)
+    assert done.returncode == 1, done.stdout
+    assert done.stderr.strip() == "Error: no complete answer within 1 s (--timeout)"
