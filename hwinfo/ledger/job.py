@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
-from hwinfo.ledger.usage import ledger_group, plausible, smallest_fit, window
+from hwinfo.ledger.usage import ledger_group, past_range, plausible, possible, smallest_fit, window
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
 # names it only where the environment was readable (slurm_array_task is not a label), so
@@ -129,6 +129,7 @@ def job(prometheus: Prometheus, job_id: str, since: float, until: float) -> Job:
         raise LedgerError(f"Slurm job {job_id}: no GPU process of it between the two times "
                           f"at {prometheus.url}")
     found = Job(job_id, since, until, interval, gpus)
+    _checked(found, prometheus.url)
     found.advice = _advise(found, _profiles(offered))
     if any(g.unknown_gpu_seconds and g.gpu_instance_id for g in gpus):
         found.notes.append("a MIG device without an activity signal (before Hopper): its time "
@@ -177,6 +178,24 @@ def _gpus(samples: list[Sample], interval: float) -> list[JobGpu]:
         gpus[key].users = sorted(names)
     return sorted((g for g in gpus.values() if g.held_gpu_seconds > 0),
                   key=lambda g: (g.instance, _number(g.gpu), g.gpu_instance_id))
+
+
+def _checked(job: Job, url: str) -> None:
+    """A LedgerError where a GPU's figures are more than the range holds, as `usage` refuses
+    them: held past the range, held more than a whole GPU at each evaluation, busy, idle and
+    unknown more than held; or a peak past the GPU's (MIG device's) memory."""
+    for gpu in job.gpus:
+        where = f"GPU {gpu.gpu} of {gpu.instance}"
+        if past_range(gpu.held_seconds, job.until - job.since, job.interval_seconds):
+            raise LedgerError(f"{url}: the job held {where} for {gpu.held_seconds:g} s of a "
+                              f"{job.until - job.since:g} s range: no figure can be trusted")
+        possible(gpu.held_gpu_seconds, gpu.busy_gpu_seconds + gpu.idle_held_gpu_seconds
+                 + gpu.unknown_gpu_seconds, 1, gpu.held_seconds, job.interval_seconds, url)
+        if (gpu.peak_memory_bytes is not None and gpu.memory_total_bytes is not None
+                and gpu.peak_memory_bytes > gpu.memory_total_bytes):
+            raise LedgerError(f"{url}: a peak of {gpu.peak_memory_bytes:g} bytes on {where}, "
+                              f"whose memory is {gpu.memory_total_bytes:g} bytes: no figure can "
+                              "be trusted")
 
 
 def _number(text: str) -> int:

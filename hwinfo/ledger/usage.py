@@ -237,12 +237,14 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
     # Held shares but no count: recorded by rules older than the count; coverage unknown.
     covered = evaluations * interval if evaluations >= 1 else None
-    if covered is not None and covered > until - since + 1.5 * interval:
+    if covered is not None and past_range(covered, until - since, interval):
         raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
                           f"of a {until - since:g} s range: rules loaded twice, or overlapping "
                           "roll-ups; no figure can be trusted")
-    _possible(total, len(gpus), covered if covered is not None else until - since, interval,
-              prometheus.url)
+    possible(total.held_gpu_seconds - total.accounted_gpu_seconds,
+             total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds,
+             len(gpus), covered if covered is not None else until - since, interval,
+             prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
@@ -300,16 +302,22 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
 
 
-def _possible(total: Usage, gpus: int, covered: float, interval: float, url: str) -> None:
-    """A LedgerError where the totals are more than the GPUs seen can hold: at most one
-    holder's share of each GPU at each evaluation, and busy, idle and unknown parts of held.
-    Two evaluations a GPU are allowed over: vmalert's records lag one evaluation a step."""
-    held = total.held_gpu_seconds - total.accounted_gpu_seconds
+def past_range(seconds: float, span: float, interval: float) -> bool:
+    """Whether `seconds` of evaluations (or of a GPU held at them) are more than a range of
+    `span` s holds: one evaluation at each edge, at most."""
+    return seconds > span + 1.5 * interval
+
+
+def possible(held: float, parts: float, gpus: int, covered: float, interval: float,
+             url: str) -> None:
+    """A LedgerError where `held` GPU-seconds (less NVML's accounted ones) and their busy,
+    idle and unknown `parts` are more than `gpus` GPUs seen for `covered` s can hold: at most
+    one holder's share of each GPU at each evaluation, and parts of held. Two evaluations a
+    GPU are allowed over: vmalert's records lag one evaluation a step."""
     slack = 2 * interval * max(gpus, 1)
     if held > gpus * (covered + interval) + slack:
         raise LedgerError(f"{url}: {held:g} GPU-seconds held in {covered:g} s of {gpus} GPUs "
                           "cannot be: no figure can be trusted")
-    parts = total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds
     if parts > held + slack:
         raise LedgerError(f"{url}: busy, idle and unknown ({parts:g} GPU-seconds) are more than "
                           f"held ({held:g}): no figure can be trusted")
