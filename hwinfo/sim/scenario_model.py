@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwinfo.sim.boards import Board
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
 )
+from hwinfo.sim.boards import Board
 from hwinfo.sim.scenario_defaults import DEFAULT_ACCOUNTING_BUFFER
 
 # NVML return codes by the names pynvml gives its error classes, without "NVMLError_" (nvml.h).

@@ -13,7 +13,7 @@ import pytest
 from conftest import CAPTURES, require
 
 import hwinfo.sim
-from hwinfo.sim import mig_profiles as mp
+from hwinfo.mig import profiles as mp
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario import parse_scenario
 
