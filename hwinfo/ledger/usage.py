@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 import threading
 import time
 from collections import defaultdict
@@ -11,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries, rollup
+from hwinfo.ledger.advice import Advice, advice_for, idle_threshold
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample, together
 
@@ -18,14 +18,11 @@ BY = ("user", "host", "model", "job", "pod", "container")
 _LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
           "pod": "pod_uid", "container": "container_id"}
 ATTRIBUTED_BY = ("job", "pod", "container")
-LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
 # No measure the ledger asks for comes near this: GPU-seconds of a thousand GPUs over ten
 # years are 3e11, their energy 1e15 J, a GPU's memory 1e12 bytes. A larger figure, or a
 # negative one, is not from the ledger's rules, and sums of it would overflow.
 MAX_FIGURE = 1e16
-# The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
-IDLE_RATIO = 0.05
 # The most series usage's answers may hold together. Before a range's parts went alone,
 # its three answers of at most 1,000,000 JSON values each held about 300,000. The parts go
 # to the engine a few at a time, each answer within urlfetch's limits: without a bound on
@@ -36,12 +33,6 @@ QUERIES_AT_ONCE = 4
 
 class WindowError(LedgerError):
     """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
-
-
-# An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
-# advice compares every profile of the model: a hostile answer of 12,000 profiles and
-# 12,000 users took 48 s.
-MAX_PROFILES = 64
 
 
 @dataclass
@@ -72,24 +63,6 @@ class Usage:
         return None if known <= 0 else min(1.0, self.utilization_gpu_seconds / known)
 
 
-@dataclass(frozen=True)
-class Advice:
-    """For one hold: a user on one whole GPU."""
-
-    user: str
-    model: str
-    instance: str
-    gpu: str
-    held_gpu_seconds: float
-    mean_utilization_ratio: float | None
-    peak_memory_bytes: float | None
-    # release (idle: give it back), profile (a smaller MIG profile would do), none (no
-    # smaller profile holds it), no_profile_data (no GPU of the model exports its profiles)
-    verdict: str
-    profile: str | None  # with verdict "profile": the smallest that would do
-    freed_gpu_seconds: float  # what following the advice would give back
-
-
 @dataclass
 class Ledger:
     since: float
@@ -111,7 +84,7 @@ def ledger_group(groups: Iterable[RuleGroup], url: str,
         if record in group.records:
             return group
     raise LedgerError(f"{url} has not loaded the ledger's recording rules "
-                      f"(no {record}): add {LEDGER_RULES_FILE} to its rule_files")
+                      f"(no {record}): add {queries.LEDGER_RULES_FILE} to its rule_files")
 
 
 def window(seconds: float) -> str:
@@ -248,8 +221,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
-        ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
-                                          prometheus.url), interval, ledger.notes)
+        asked = plausible(prometheus.query(queries.advice(span), until), prometheus.url)
+        ledger.advice = advice_for(asked, interval, idle_threshold(asked, prometheus.url),
+                                   ledger.notes)
     return ledger
 
 
@@ -405,63 +379,3 @@ def _total(rows: list[Usage], prices: Prices | None) -> Usage:
     if prices is not None:
         total.cost = sum(row.cost or 0.0 for row in rows)
     return total
-
-
-def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Advice]:
-    """For each hold (a user on a whole GPU): release it if idle, else the smallest MIG
-    profile of its model whose memory holds its peak and whose share covers its activity."""
-    held: dict[tuple[str, ...], float] = defaultdict(float)
-    busy: dict[tuple[str, ...], float] = defaultdict(float)
-    peak: dict[tuple[str, ...], float] = {}
-    profiles: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for s in samples:
-        measure, labels = s.labels.get("measure"), s.labels
-        hold = tuple(labels.get(k, "") for k in ("user", "model", "instance", "gpu"))
-        if measure == "whole_held":
-            held[hold] += s.value * interval
-        elif measure == "whole_utilization":
-            busy[hold] += s.value * interval
-        elif measure == "whole_peak_memory":
-            peak[hold] = max(peak.get(hold, 0.0), s.value)
-        elif measure in ("profile_memory", "profile_share"):
-            profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
-    advice = []
-    noted: set[str] = set()  # models already named in a note
-    for hold, seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
-        if seconds <= 0:
-            continue
-        user, model, instance, gpu = hold
-        mean = min(1.0, busy[hold] / seconds)
-        memory = peak.get(hold)
-        offered = profiles.get(model) or {}
-        profile, freed = None, 0.0
-        if mean <= IDLE_RATIO:
-            verdict, freed = "release", seconds
-        elif not offered or len(offered) > MAX_PROFILES:
-            verdict = "no_profile_data"
-            if model not in noted:
-                noted.add(model)
-                notes.append(f"no MIG profile data for {model}: no GPU of it exports its profiles"
-                             if not offered else f"{model} has {len(offered):,} MIG profiles, "
-                             "more than any GPU: no advice for it")
-        else:
-            fit = None if memory is None else smallest_fit(offered, memory, mean)
-            verdict = "none" if fit is None else "profile"
-            if fit is not None:
-                profile, freed = fit[0], seconds * (1 - fit[1])
-        advice.append(Advice(user, model, instance, gpu, seconds, mean, memory, verdict,
-                             profile, freed))
-    return advice
-
-
-def smallest_fit(profiles: dict[str, dict[str, float]], memory: float,
-                  mean: float) -> tuple[str, float] | None:
-    fits = [(shape["profile_share"], shape["profile_memory"], name)
-            for name, shape in profiles.items()
-            if {"profile_share", "profile_memory"} <= shape.keys()
-            and shape["profile_memory"] >= memory and shape["profile_share"] >= mean
-            and shape["profile_share"] < 1 and math.isfinite(shape["profile_share"])]
-    if not fits:
-        return None
-    share, _, name = min(fits)
-    return name, share

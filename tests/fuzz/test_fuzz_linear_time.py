@@ -80,21 +80,23 @@ def test_a_fleet_of_20000_mig_devices_and_profiles() -> None:
 def test_advice_for_12000_users(shape: str) -> None:
     # 12,000 busy users took 48 s: a note looked up in a list per user, every profile per user.
     out = finishes_in_time(f"""
+        from hwinfo.ledger.advice import advice_for
         from hwinfo.ledger.prometheus import Sample
-        from hwinfo.ledger.usage import _advice
         many_models = {shape.startswith("a model each")}
         samples = []
         for i in range(12_000):
             who = {{"user": f"u{{i}}", "model": f"M{{i}}" if many_models else "M"}}
             samples += [Sample({{"measure": "whole_held", **who}}, 1),
+                        Sample({{"measure": "whole_evaluations", **who}}, 1),
                         Sample({{"measure": "whole_utilization", **who}}, 1),
-                        Sample({{"measure": "whole_peak_memory", **who}}, 2**30)]
+                        Sample({{"measure": "whole_peak_memory", **who}}, 2**30),
+                        Sample({{"measure": "mig_capable", "model": who["model"]}}, 0)]
             if not many_models:
                 profile = {{"model": "M", "profile": f"p{{i}}"}}
                 samples += [Sample({{"measure": "profile_memory", **profile}}, 2**40),
                             Sample({{"measure": "profile_share", **profile}}, 0.5)]
         notes = []
-        advice = _advice(samples, 60.0, notes)
+        advice = advice_for(samples, 60.0, 0.05, notes)
         print(len(advice), len(notes), sum(a.profile is None for a in advice))
     """)
     assert out.split() == ["12000", "12000" if shape.startswith("a model each") else "1", "12000"]

@@ -20,8 +20,9 @@ PROFILES = {A100: {"1g.10gb": {"profile_memory": 9.75 * GIB, "profile_share": 1 
                    "3g.40gb": {"profile_memory": 39.5 * GIB, "profile_share": 3 / 7}}}
 
 
-def _gpu(index: int, busy: float, utilization: float, peak_gib: float, idle: float = 0.0) -> JobGpu:
-    return JobGpu("node1:9110", str(index), f"GPU-{index}", "", "", A100, ["alice"], HOUR, HOUR,
+def _gpu(index: int, busy: float, utilization: float, peak_gib: float, idle: float = 0.0,
+         model: str = A100) -> JobGpu:
+    return JobGpu("node1:9110", str(index), f"GPU-{index}", "", "", model, ["alice"], HOUR, HOUR,
                   busy_gpu_seconds=busy * HOUR, idle_held_gpu_seconds=idle * HOUR,
                   utilization_gpu_seconds=utilization * HOUR, peak_memory_bytes=peak_gib * GIB,
                   memory_total_bytes=80 * GIB)
@@ -45,9 +46,16 @@ def test_a_mig_slice_when_memory_and_work_fit_one() -> None:
 
 
 def test_a_smaller_gpu_where_no_mig_profile_is_known() -> None:
-    advice = _advise(_job(_gpu(0, 0.3, 0.12, 8.0)), {})
+    advice = _advise(_job(_gpu(0, 0.3, 0.12, 8.0, model="NVIDIA L40S")), {})
     assert advice == [("peak memory 8.00 GiB of the GPU's 80.0 GiB and mean utilization 12%: "
                       "a smaller GPU would do")]
+
+
+def test_a_mig_slice_from_the_catalogue_where_no_gpu_exports_profiles() -> None:
+    # MIG off on every A100 80GB: the catalogue's 1g.10gb (9856 MiB, 1/7) holds 8 GiB at 12 %.
+    advice = _advise(_job(_gpu(0, 0.3, 0.12, 8.0)), {})
+    assert advice == [("peak memory 8.00 GiB and mean utilization 12% fit a 1g.10gb MIG slice of "
+                      f"the {A100} (from hwinfo's MIG catalogue): ask for one instead of a whole GPU")]
 
 
 def test_idle_time_is_said_and_a_busy_big_job_gets_no_advice() -> None:
