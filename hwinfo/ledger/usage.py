@@ -257,6 +257,11 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
     elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
         notes.append(f"the rules evaluated {ledger.covered_seconds:g} s of the range's {span:g} s "
                      "(not loaded yet, or Prometheus down): the rest is in no figure")
+    elif abs(ledger.covered_seconds - span) > max(0.5 * ledger.interval_seconds, 0.1 * span):
+        # Within an evaluation at each edge, as always, but that is much of a short range.
+        notes.append(f"the figures stand for the rules' {ledger.covered_seconds:g} s of "
+                     f"evaluations in the range (each counts its whole {ledger.interval_seconds:g} s), "
+                     f"not the range's {span:g} s")
     hosts: dict[str, float] = defaultdict(float)
     for s in unseen:
         hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds

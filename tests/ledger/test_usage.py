@@ -90,11 +90,13 @@ class _Recorded:
 
     url = "http://prometheus.test"
 
-    def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,)) -> None:
+    def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,),
+                 interval: float = 60) -> None:
         self.samples = samples + [sample("gpus", 1, **{"model": A100, **gpu}) for gpu in gpus]
+        self.interval = interval
 
     def rule_groups(self) -> list[RuleGroup]:
-        return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
+        return [RuleGroup("hwinfo-ledger", self.interval, frozenset({"hwinfo:ledger_held:share"}))]
 
     def query(self, expr: str, at: float) -> list[Sample]:
         """The samples for the range's one part; none for the accounting counters' query."""
@@ -123,6 +125,20 @@ def test_time_the_rules_did_not_cover_is_noted() -> None:
     older = usage(_Recorded([sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
                   9400, 10_000, "user")
     assert older.covered_seconds is None and any("did not count" in n for n in older.notes)
+
+
+def test_a_short_range_s_whole_evaluations_are_noted() -> None:
+    """A 5 s range at rules every 4 s holds two evaluations (at 0.5 s and 4.5 s into it),
+    each counted for its whole 4 s: ann, alone on the GPU, is charged 8 GPU-s in 5 s. Said;
+    a 10 s range at 1 s rules with one evaluation more (11 s) is not worth a note."""
+    ledger = usage(_Recorded([sample("evaluations", 2), sample("held", 2, user="ann", model=A100)],
+                             interval=4), 9995, 10_000, "user")  # type: ignore[arg-type]
+    assert (ledger.covered_seconds, ledger.rows[0].held_gpu_seconds) == (8, 8)
+    assert ("the figures stand for the rules' 8 s of evaluations in the range (each counts its "
+            "whole 4 s), not the range's 5 s") in ledger.notes
+    longer = usage(_Recorded([sample("evaluations", 11), sample("held", 11, user="ann", model=A100)],
+                             interval=1), 9990, 10_000, "user")  # type: ignore[arg-type]
+    assert not any(n.startswith("the figures stand for") for n in longer.notes)
 
 
 def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> None:
