@@ -9,7 +9,8 @@ Prometheus evaluating the shipped rules every second:
             GPU 3 (40 %): hal's Slurm job 6161 alone, two processes with no memory figure
             (the processes' cgroups are read from a fixture tree, --root)
   stops     fay holds an idle GPU; her daemon is stopped mid-window
-  hangs     gus holds an idle GPU; NVML hangs after a few samples (stale, still answering)
+  hangs     gus holds an idle GPU; NVML hangs after a few samples (stale, still answering),
+            and the daemon waits 30 s on it (--nvml-timeout)
   restarts  erin holds an idle A100 40 GB beside an empty one; her daemon is restarted while
             her idle-holder alert fires
   probe     GPU 0, an H100 with MIG off (as on every H100 here) at 20 %: ivy holds 12000 MiB at
@@ -49,6 +50,8 @@ from tests.fixtures.machines import MACHINES, write_tree
 INTERVAL = 1.0  # the rules' evaluation interval in this lab
 SCRAPE = 1.0  # Prometheus's scrape interval here
 FOR = "3s"  # the idle-holder alert's `for`, shortened
+SAMPLE = 0.5  # the daemons' sampling interval
+NVML_DEADLINE = 30  # how long the hung host's daemon waits on NVML before giving up
 MIB = 2**20
 
 
@@ -172,7 +175,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     with ExitStack() as running:
         started = time.time()
         stack, daemons = running.enter_context(lab(
-            workdir, HOSTS, options={"shared": ("--root", str(_jobs_tree(workdir / "root")))},
+            workdir, HOSTS, options={"shared": ("--root", str(_jobs_tree(workdir / "root"))),
+                                     "hangs": ("--nvml-timeout", str(NVML_DEADLINE))},
             **{"for: 1h": f"for: {FOR}"}))
         result = Run(stack, daemons, started)
         with stack.logs_on_failure():
@@ -302,6 +306,23 @@ def test_unseen_time_is_said_never_charged_never_lost(run: Run) -> None:
     text = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", run.span,
                   "--until", f"{run.until:.3f}")
     assert "UNSEEN" in text.stdout and "note: not seen (down or stale)" in text.stdout
+
+
+def test_a_hung_gpu_is_charged_from_its_second_missed_sample_not_its_deadline(run: Run) -> None:
+    """gus's NVML hangs in a sample, and his daemon waits 30 s before it gives up. By hand:
+    his last good sample began at T (hwinfo_last_success_timestamp_seconds); the hung one
+    SAMPLE (0.5 s) later; two sampling intervals (1 s) on, his daemon flags its GPU data
+    stalled; a scrape (1 s) and an evaluation (1 s) later no one is charged. gus's last held
+    evaluation: by T + 3.5 s (the deadline's flag alone would have charged him to T + 32)."""
+    hangs = run.daemons["hangs"].removeprefix("http://")
+    (good,) = run.stack.query(f'max_over_time(hwinfo_last_success_timestamp_seconds{{instance="{hangs}",'
+                              f'source="gpu"}}[10m])')
+    (held,) = run.stack.query('hwinfo:ledger_held:share{user="gus"}[10m]')
+    last_charged = float(held["values"][-1][0])
+    last_good = float(good["value"][1])
+    # A third of the deadline: room for a loaded machine's late scrapes and evaluations.
+    assert last_charged - last_good < NVML_DEADLINE / 3, (last_good, last_charged)
+    assert last_charged - last_good > SAMPLE  # the hung sample's start was still seen
 
 
 def test_the_idle_holder_alert_survives_a_daemon_restart(run: Run) -> None:
