@@ -175,6 +175,18 @@ def test_hung_nvml_call_keeps_scrapes_fast_and_shows_staleness(tmp_path: Path) -
     assert threads < 20  # no pile-up behind the hung call
 
 
+def _scraped_when(url: str, seconds: float, name: str, **labels: str) -> dict[str, Any]:
+    """The daemon's metrics once `name` with these labels is 1, scraped until then; the test
+    fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        metrics = scrape(url)
+        if _value(metrics, name, **labels) == 1.0:
+            return metrics
+        time.sleep(0.1)
+    pytest.fail(f"{name} {labels} not 1 within {seconds:g} s")
+
+
 def test_a_gpu_sample_two_intervals_late_is_stalled_before_its_deadline(tmp_path: Path) -> None:
     """NVML hangs in the third sample; the daemon would wait 600 s for it (--nvml-timeout).
     Two sampling intervals (1 s) into that sample its GPU data is flagged stalled, so that
@@ -184,14 +196,8 @@ def test_a_gpu_sample_two_intervals_late_is_stalled_before_its_deadline(tmp_path
     path = tmp_path / "hang.json"
     path.write_text(json.dumps(doc))
     with serving("--simulate", str(path), "--interval", "0.5", "--nvml-timeout", "600") as url:
-        deadline = time.monotonic() + 60  # a tenth of NVML's deadline: only the early flag
-        metrics: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            metrics = scrape(url)
-            if _value(metrics, "hwinfo_collection_stalled", source="gpu") == 1.0:
-                break
-            time.sleep(0.1)
-        assert _value(metrics, "hwinfo_collection_stalled", source="gpu") == 1.0
+        # A tenth of NVML's deadline: only the early flag comes in time.
+        metrics = _scraped_when(url, 60, "hwinfo_collection_stalled", source="gpu")
         assert _value(metrics, "hwinfo_gpu_temperature_celsius") is not None
         assert _value(metrics, "hwinfo_collection_stalled", source="cpu") == 0.0
 
