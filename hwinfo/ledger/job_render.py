@@ -14,10 +14,12 @@ from hwinfo.render.text.style import Style
 from hwinfo.render.units import duration, percent, size
 
 _GPU_FIELDS = ("held_seconds", "held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
-               "unknown_gpu_seconds", "busy_ratio", "mean_utilization_ratio",
-               "peak_memory_bytes", "memory_total_bytes", "energy_joules")
+               "unknown_gpu_seconds", "device_judged_gpu_seconds", "unmetered_gpu_seconds",
+               "busy_ratio", "mean_utilization_ratio", "peak_memory_bytes", "memory_total_bytes",
+               "energy_joules")
 _TOTALS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
-           "unknown_gpu_seconds", "energy_joules")
+           "unknown_gpu_seconds", "device_judged_gpu_seconds", "unmetered_gpu_seconds",
+           "energy_joules")
 
 
 def _gpu_record(gpu: JobGpu) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hwinfo.inputs import shown
-from hwinfo.sim import mig_profiles
+from hwinfo.mig import profiles as mig_profiles
+from hwinfo.mig.profiles import GpuInstanceProfile, MigTable
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.importer_capture import (
     AccountedApp,
@@ -32,7 +33,6 @@ from hwinfo.sim.importer_capture import (
     parse_capture,
 )
 from hwinfo.sim.importer_text import looks_like_text_dump, parse_text_dump
-from hwinfo.sim.mig_profiles import GpuInstanceProfile, MigTable
 from hwinfo.sim.scenario_gpu import parse_pci_bus_id
 from hwinfo.sim.scenario_model import ARCHITECTURES, CLOCK_EVENT_REASONS, COMPUTE_MODES
 

@@ -34,16 +34,16 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from hwinfo.sim import builtin_hash
-from hwinfo.sim.accounting import AccountingBuffer, Record
-from hwinfo.sim.driver_load import DriverLoad
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
     default_gpu_instance_id,
     free_placements,
     placement_mask,
 )
+from hwinfo.sim import builtin_hash
+from hwinfo.sim.accounting import AccountingBuffer, Record
+from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.scenario_gpu import gpu_field_readers, parse_processes
 from hwinfo.sim.scenario_mig import parse_mig
 from hwinfo.sim.scenario_model import (

@@ -10,10 +10,10 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from hwinfo.mig.profiles import mig_bar1_bytes
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
-from hwinfo.sim.mig_profiles import mig_bar1_bytes
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,

@@ -6,15 +6,15 @@ import re
 from collections.abc import Iterable
 
 from hwinfo import inputs
-from hwinfo.sim import mig_profiles
-from hwinfo.sim.boards import Board
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig import profiles as mig_profiles
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
     MigTable,
     default_gpu_instance_id,
     fit_placements,
 )
+from hwinfo.sim.boards import Board
 from hwinfo.sim.scenario_bounds import MAX_MEMORY_MIB, MAX_SMS, MIG_MIN_DRIVER
 from hwinfo.sim.scenario_defaults import MEMORY_SLICES_GUESS, PROFILE_ID_GUESS
 from hwinfo.sim.scenario_model import (

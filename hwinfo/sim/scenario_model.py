@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hwinfo.sim.boards import Board
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
 )
+from hwinfo.sim.boards import Board
 from hwinfo.sim.scenario_defaults import DEFAULT_ACCOUNTING_BUFFER
 
 if TYPE_CHECKING:

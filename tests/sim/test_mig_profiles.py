@@ -14,7 +14,7 @@ import pytest
 from conftest import CAPTURES, require_captures
 
 import hwinfo.sim
-from hwinfo.sim import mig_profiles as mp
+from hwinfo.mig import profiles as mp
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario import parse_scenario
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import CAPTURES, TEXT_CAPTURES, require_captures
 
 import hwinfo.sim
+from hwinfo.mig.profiles import default_gpu_instance_id
 from hwinfo.sim import Machine, nvml_lib_mig
 from hwinfo.sim.boards import BOARDS
-from hwinfo.sim.mig_profiles import default_gpu_instance_id
 from hwinfo.sim.nvml_symbols import exported
 from hwinfo.sim.scenario import parse_scenario
 

@@ -242,6 +242,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
     rows: list[UserUsage] = []
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
+        # Sorted once per user: a user may have thousands of jobs on one GPU.
+        labels: dict[str | None, set[str]] = {}
         for proc in gpu.all_processes():
             user = proc.charged_user
             usage = per_user.setdefault(user, UserUsage(gpu.index, user, None, 0))
@@ -249,6 +251,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
             if proc.used_memory_bytes is not None:
                 usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
             if proc.attribution is not None and proc.attribution.known:
-                usage.attributions = sorted({*usage.attributions, proc.attribution.label})
+                labels.setdefault(user, set()).add(proc.attribution.label)
+        for user, names in labels.items():
+            per_user[user].attributions = sorted(names)
         rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows
