@@ -54,14 +54,14 @@ LAB = {
 ROLLUP_SECONDS = 5
 
 
-def rules_every_second(workdir: Path, **replace: str) -> Path:
-    """The shipped ledger rules, evaluated every second, their roll-ups every ROLLUP_SECONDS
+def rules_every_second(workdir: Path, rollup_seconds: int = ROLLUP_SECONDS, **replace: str) -> Path:
+    """The shipped ledger rules, evaluated every second, their roll-ups every `rollup_seconds`
     (and any other text replaced)."""
     text = LEDGER_RULES.read_text()
     text, count = re.subn(r"interval: 1m\b", "interval: 1s", text)
     assert count >= 1, "the ledger groups' interval is no longer `interval: 1m`"
-    text, hourly = re.subn(r"interval: 1h\b", f"interval: {ROLLUP_SECONDS}s", text)
-    text, windows = re.subn(r"\[1h\] offset 30s", f"[{ROLLUP_SECONDS}s] offset 500ms", text)
+    text, hourly = re.subn(r"interval: 1h\b", f"interval: {rollup_seconds}s", text)
+    text, windows = re.subn(r"\[1h\] offset 30s", f"[{rollup_seconds}s] offset 500ms", text)
     assert hourly == 1 and windows >= 1, "the roll-ups are no longer `interval: 1h`, `[1h] offset 30s`"
     for old, new in replace.items():
         assert old in text, f"{old!r} is not in {LEDGER_RULES}"
@@ -74,10 +74,10 @@ def rules_every_second(workdir: Path, **replace: str) -> Path:
 @contextmanager
 def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, engine: str = "prometheus",
         options: Mapping[str, Sequence[str]] = MappingProxyType({}),
-        **rules: str) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
+        rollup_seconds: int = ROLLUP_SECONDS, **rules: str) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
     """One `hwinfo serve` per host (with the host's `options`, e.g. a --root) and an engine
-    (ENGINES) with the ledger rules (texts in them replaced as `rules_every_second` does),
-    scraped enough."""
+    (ENGINES) with the ledger rules (roll-ups every `rollup_seconds`, texts in them replaced,
+    as `rules_every_second` does), scraped enough."""
     with ExitStack() as running:
         daemons = {}
         for name, scenario in hosts.items():
@@ -88,7 +88,7 @@ def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, engine: str = "pr
         scraping = victoria_scraping if engine == "victoria-metrics" else prometheus_scraping
         stack = running.enter_context(scraping(
             list(daemons.values()), workdir / engine,
-            rule_files=[rules_every_second(workdir, **rules)]))
+            rule_files=[rules_every_second(workdir, rollup_seconds, **rules)]))
         stack.wait_until_scraped()
         yield stack, daemons
 

@@ -19,13 +19,11 @@ from tests.deploy.artifacts import DOCUMENTATION, LAB_DASHBOARD, dashboard
 from tests.deploy.ledger_stack import ENGINES, LAB, answer, hwinfo, lab
 from tests.deploy.prometheus_stack import Stack, assert_every_query_answers, stat_values, wait_for
 
-# The range the commands are asked about, all of it after the rules' first records. On
-# VictoriaMetrics each record that reads another one made in the same evaluation sees that
-# one's previous sample (vmalert writes records back through the remote-write API): the
-# chain's last records (busy, idle) start a few evaluations after held
-# (docs/ledger-engines.md). The fixture waits until the last of them has filled the range.
+# The range the commands are asked about, all of it after the rules' first records: on
+# VictoriaMetrics a new series is found a few seconds after it is first written
+# (docs/ledger-engines.md). The fixture waits until the idle records have filled the range.
 WINDOW = "15s"
-RULE_SAMPLES = 20  # evaluations of the chain's last record before the commands are asked
+RULE_SAMPLES = 20  # evaluations of the idle records before the commands are asked
 IDLE_FOR = "2s"  # the idle alert's `for`, an hour as shipped
 
 

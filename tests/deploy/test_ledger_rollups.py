@@ -26,10 +26,8 @@ COMPARED = (("held_gpu_seconds", "hwinfo:ledger_held:share"),
 def wait_for_rollups(stack: Stack, *records: str) -> None:
     """Until every series of each roll-up `record` (`_1h`) has been rolled up ROLLUPS_FIRST
     times, so that the range lies after its minute series began and became searchable: on
-    VictoriaMetrics a new series is found a few seconds after it is written, and vmalert
-    reads a chained record (busy reads held and activity) only once the records it reads
-    have arrived, so busy begins seconds after held; a roll-up every 5 s (of records half a
-    second old; 30 s as shipped) can miss such a start."""
+    VictoriaMetrics a new series is found a few seconds after it is written, and a roll-up
+    every 5 s (of records written just before it) can miss such a start."""
     window = f"{round((ROLLUPS_FIRST + 0.5) * ROLLUP_SECONDS)}s"
     every = " and ".join(f"min(count_over_time({record}[{window}])) >= {ROLLUPS_FIRST}"
                          for record in records)
