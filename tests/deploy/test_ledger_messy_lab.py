@@ -37,7 +37,8 @@ from typing import Any
 
 import pytest
 
-from hwinfo.ledger.queries import EVALUATIONS_RECORD, SHARE_RECORDS
+from hwinfo.ledger.queries import EVALUATIONS_RECORD
+from hwinfo.sim.driver_load import STATE_DIR_VAR
 from tests.deploy.artifacts import (
     LAB_DASHBOARD,
     dashboard,
@@ -46,9 +47,18 @@ from tests.deploy.artifacts import (
     variable_query,
     variables,
 )
-from tests.deploy.ledger_stack import A100, ENGINES, answer, hwinfo, lab
+from tests.deploy.ledger_stack import (
+    A100,
+    ENGINES,
+    alert_of,
+    answer,
+    hwinfo,
+    idle_in_history,
+    lab,
+    restart_under_alert,
+)
 from tests.deploy.prometheus_stack import Stack, wait_for
-from tests.exporter.serving import Daemon, serving
+from tests.exporter.serving import Daemon
 from tests.fixtures.cgroups import write_process
 from tests.fixtures.machines import MACHINES, write_tree
 
@@ -130,7 +140,7 @@ class Run:
     since: float = 0.0
     stopped_at: float = 0.0
     until: float = 0.0
-    alert_states: list[tuple[float, str | None, str | None]] = field(default_factory=list)
+    alert_states: list[tuple[str | None, str | None]] = field(default_factory=list)
 
     def usage(self, *args: str) -> Any:
         return answer("usage", "--prometheus", self.stack.prometheus,
@@ -141,52 +151,14 @@ class Run:
         return f"{round((self.until - self.since) * 1000)}ms"
 
 
-def erin_s_alert(stack: Stack) -> tuple[str | None, str | None]:
-    """The state and activeAt of erin's idle-holder alert on the engine's /api/v1/alerts
-    (VictoriaMetrics asks vmalert, which answers `null` where there is none)."""
-    for alert in stack.api("/api/v1/alerts", {})["alerts"] or []:
-        if alert["labels"].get("user") == "erin":
-            return alert["state"], alert["activeAt"]
-    return None, None
-
-
-def _in_history(stack: Stack, user: str) -> bool:
-    """Whether the idle-holder alert, as vmalert sends it (a past time, the record by name),
-    finds `user`'s idle hold in the last 10 minutes."""
-    found = stack.api("/api/v1/query", {"query": f'last_over_time({SHARE_RECORDS["idle"]}[10m])',
-                                        "time": f"{int(time.time()) - 3}"}, post=True)["result"]
-    return any(series["metric"].get("user") == user for series in found)
-
-
-def _restart(running: ExitStack, old: Daemon, scenario: Path, run: Run) -> Daemon:
-    """Stop a daemon and start it again on its port, recording erin's alert all along."""
-    port = old.rsplit(":", 1)[1]
-    old.proc.terminate()
-    old.proc.wait(timeout=10)
-
-    def scrape_failed() -> bool:
-        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
-        return bool(run.stack.query(f'up{{instance="127.0.0.1:{port}"}} == 0'))
-
-    wait_for("Prometheus to see the daemon gone", scrape_failed)
-    new = running.enter_context(serving("--simulate", str(scenario), "--interval", "0.5",
-                                        "--port", port))
-
-    def scraped_again() -> bool:
-        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
-        return bool(run.stack.query('hwinfo:ledger_held:share{user="erin"}'))
-
-    wait_for("erin's hold to be recorded again", scraped_again)
-    for _ in range(10):  # and a few evaluations after
-        run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
-        time.sleep(0.3)
-    return new
-
-
 @pytest.fixture(scope="module", params=ENGINES)
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     workdir = tmp_path_factory.mktemp("messy")
-    with ExitStack() as running:
+    with ExitStack() as running, pytest.MonkeyPatch.context() as env:
+        # Simulated drivers of their own (the autouse fixture's are a test's, set up after a
+        # module's): the other engine's lab runs the same hosts beside this one, and hung
+        # gus's sample count is the driver's.
+        env.setenv(STATE_DIR_VAR, str(tmp_path_factory.mktemp("sim-state")))
         started = time.time()
         stack, daemons = running.enter_context(lab(
             workdir, HOSTS, engine=request.param, options={"shared": ("--root", str(_jobs_tree(workdir / "root"))),
@@ -195,15 +167,12 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         result = Run(stack, daemons, started)
         with stack.logs_on_failure():
             wait_for("erin's idle-holder alert to fire",
-                     lambda: erin_s_alert(stack)[0] == "firing", timeout=120)
-            # What keeps the alert through the restart is her hold's idle record over the last
-            # 10 minutes. VictoriaMetrics finds a series some seconds after it is first written:
-            # as shipped (`for: 1h`) it is there long before the alert fires; here, wait until
-            # the alert's own read (by name, at a time a few seconds back) finds it.
+                     lambda: alert_of(stack, "erin")[0] == "firing", timeout=120)
             wait_for("erin's idle hold to be found in the engine's history",
-                     lambda: _in_history(stack, "erin"), timeout=60)
+                     lambda: idle_in_history(stack, "erin"), timeout=60)
             result.since = time.time()
-            _restart(running, daemons["restarts"], workdir / "restarts.json", result)
+            _, result.alert_states = restart_under_alert(
+                running, daemons["restarts"], workdir / "restarts.json", stack, "erin", INTERVAL)
             time.sleep(3)  # fay's hold is charged for a while in the window
             daemons["stops"].proc.terminate()
             daemons["stops"].proc.wait(timeout=10)
@@ -363,7 +332,7 @@ def test_a_hung_gpu_is_charged_from_its_second_missed_sample_not_its_deadline(ru
 
 
 def test_the_idle_holder_alert_survives_a_daemon_restart(run: Run) -> None:
-    during = [(state, active) for _, state, active in run.alert_states]
+    during = run.alert_states
     assert len(during) >= 5
     # Firing all through the restart, and the same alert (it did not start its hour again).
     assert {state for state, _ in during} == {"firing"}, during
