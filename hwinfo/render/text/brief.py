@@ -48,9 +48,10 @@ def _ml_short(flags: list[str]) -> str:
     return " ".join(tiers)
 
 
-def _cpu_line(cpu: Cpu | None) -> str:
+def cpu_text(cpu: Cpu | None) -> str:
+    """The CPU in a line: model, shape, ML tiers, load (the page shows it too)."""
     if cpu is None:
-        return f"CPU   {NA}"
+        return NA
     sockets, cores = cpu.sockets, cpu.cores
     shape = (f"{sockets} × {cores // sockets} cores" if sockets and cores
              else f"{or_na(cores, str)} cores")
@@ -59,14 +60,15 @@ def _cpu_line(cpu: Cpu | None) -> str:
         parts.append(_ml_short(cpu.ml_flags))
     if cpu.load_average:
         parts.append(f"load {cpu.load_average[0]:.1f}")
-    return "CPU   " + _SEP.join(parts)
+    return _SEP.join(parts)
 
 
-def _memory_line(memory: Memory | None) -> str:
+def memory_text(memory: Memory | None) -> str:
+    """System memory and swap in a line: used of total."""
     if memory is None or memory.total_bytes is None:
-        return f"Mem   {NA}"
+        return NA
     used = memory.used_bytes
-    text = f"Mem   {or_na(used, size)} / {size(memory.total_bytes)}"
+    text = f"{or_na(used, size)} / {size(memory.total_bytes)}"
     if used is not None:
         text += " used" + share(used, memory.total_bytes)
     if memory.swap_total_bytes:
@@ -82,8 +84,8 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
             host.hostname, host.os_name or NA, f"kernel {host.kernel_release or NA}",
             f"up {or_na(host.uptime_seconds, duration)}",
         ]))),
-        _clip(_cpu_line(snapshot.cpu)),
-        _clip(_memory_line(snapshot.memory)),
+        _clip(f"CPU   {cpu_text(snapshot.cpu)}"),
+        _clip(f"Mem   {memory_text(snapshot.memory)}"),
     ]
     # Failed sources matter more than who is on the GPUs: their lines are counted first, so
     # the users give way ("+N more users") and the brief keeps its height.
