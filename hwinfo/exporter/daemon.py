@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import signal
 import sys
 import threading
@@ -17,6 +16,7 @@ from hwinfo.collect.gpu.accounting_state import StateKeeper
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
 from hwinfo.exporter.http import Handler, Request, Response, Server
+from hwinfo.exporter.pages import MachinePage, asset_routes
 from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.status import DaemonStatus
 from hwinfo.logs import get_logger
@@ -34,18 +34,6 @@ log = get_logger("hwinfo.daemon")
 # SIGTERM and SIGINT end the daemon within a second: the server takes at most a quarter of
 # it (http._STOP_GRACE), the sampler and NVML at most this.
 _WIND_DOWN_SECONDS = 0.5
-
-_LANDING = """<!doctype html>
-<html><head><meta charset="utf-8"><title>hwinfo exporter</title></head>
-<body><h1>hwinfo {version}</h1>
-<p>Hardware inventory and telemetry of {host}.</p>
-<ul>
-<li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
-<li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the snapshot as JSON
-(what <code>hwinfo report --format json</code> prints)</li>
-<li><a href="/-/healthy">/-/healthy</a> and <a href="/-/ready">/-/ready</a></li>
-</ul></body></html>
-"""
 
 
 @dataclass
@@ -71,23 +59,20 @@ class Daemon:
         self.sampler = Sampler(collector, options.selection, options.interval, self.status,
                                keeper)
         self.collector = collector
+        self.page = MachinePage(lambda: self.sampler.latest, options.interval,
+                                options.nvml_timeout, hwinfo.__version__)
         # Served until the first sample is in: self-metrics only, so the target is up.
         self._empty: Rendered = render(None, self.status, options.selection)
 
     def routes(self) -> dict[str, Handler]:
         return {
-            "/": self._landing,
+            "/": self.page,
             "/metrics": self._metrics,
             "/-/healthy": lambda _: Response(body=b"OK\n"),
             "/-/ready": self._ready,
             "/api/v1/snapshot": self._snapshot,
+            **asset_routes(),
         }
-
-    def _landing(self, _: Request) -> Response:
-        latest = self.sampler.latest
-        host = latest.snapshot.host.hostname if latest else "this host"
-        page = _LANDING.format(version=html.escape(hwinfo.__version__), host=html.escape(host))
-        return Response(body=page.encode(), content_type="text/html; charset=utf-8")
 
     def _metrics(self, request: Request) -> Response:
         latest = self.sampler.latest
