@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import TYPE_CHECKING
 
 import hwinfo
@@ -18,16 +16,12 @@ from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered,
 from hwinfo.exporter.http import Handler, Request, Response, Server
 from hwinfo.exporter.pages import MachinePage, asset_routes
 from hwinfo.exporter.sampler import Sampler
+from hwinfo.exporter.signals import serve_until_stopped
 from hwinfo.exporter.status import DaemonStatus
 from hwinfo.logs import get_logger
 
 if TYPE_CHECKING:  # imported where a web config is given: it imports ssl (cli/serve.py)
     from hwinfo.exporter.webconfig import WebConfig
-
-# Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
-# superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
-# node_exporter, 9400 dcgm-exporter, 9835 nvidia_gpu_exporter.)
-DEFAULT_PORT = 9110
 
 log = get_logger("hwinfo.daemon")
 
@@ -103,30 +97,18 @@ class Daemon:
 
     def serve(self, server: Server) -> int | None:
         """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only);
-        the signal that stopped it.
+        the signal that stopped it (exporter/signals.py; SIGHUP reloads the web config)."""
 
-        SIGHUP loads the web config again, by the same path as a change to its file.
-        """
-        stopped_by: list[int] = []
+        def started() -> None:
+            # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep
+            # scrapes from queueing behind it.
+            sys.setswitchinterval(0.001)
+            self.sampler.start()
 
-        def stop(signum: int, _: FrameType | None) -> None:
-            log.info("stopping on signal %d", signum)
-            stopped_by.append(signum)
-            server.shutdown()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGHUP, lambda _signum, _frame: server.reload())
-        log.info("listening on %s:%d", *server.address)
-        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
-        # from queueing behind it.
-        sys.setswitchinterval(0.001)
-        self.sampler.start()
         try:
-            server.serve_forever()
+            return serve_until_stopped(server, log, started)
         finally:
             self._wind_down(_WIND_DOWN_SECONDS)
-        return stopped_by[0] if stopped_by else None
 
     def _wind_down(self, seconds: float) -> None:
         """Stop the sampler, then close the collectors, waiting for that at most `seconds`.
