@@ -31,6 +31,8 @@ COMMANDS = {
             "A Slurm job's GPU efficiency: held GPU-hours, busy share, peak memory, advice (Prometheus)."),
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
+    "board": ("hwinfo.cli.board", "board",
+              "Serve the lab's page: every host's GPUs, who holds them, where a job fits (Prometheus)."),
 }
 
 

@@ -25,13 +25,13 @@ def raw(html: str) -> Markup:
 
 def el(tag: str, *children: str | Markup | None, **attrs: str | int | bool | None) -> Markup:
     """`<tag attrs>children</tag>`. Text children and attribute values are escaped; None
-    children and None or False attributes are left out; `cls` is the class attribute, and
-    an underscore in a name is a dash (`data_live`)."""
+    children and None or False attributes are left out; `cls` is the class attribute, a
+    trailing underscore is dropped (`for_`) and any other underscore is a dash (`data_live`)."""
     parts = [f"<{tag}"]
     for name, value in attrs.items():
         if value is None or value is False:
             continue
-        name = "class" if name == "cls" else name.replace("_", "-")
+        name = "class" if name == "cls" else name.rstrip("_").replace("_", "-")
         parts.append(f" {name}" if value is True else f' {name}="{html_text(str(value))}"')
     parts.append(">")
     parts += [child if isinstance(child, Markup) else html_text(child)
