@@ -101,9 +101,10 @@ class EngineAnswers:
                 if (entry := self._fresh(key, now)) is not None:
                     return entry.answer  # asked while this request waited
                 known = self._entries.get(key)
-                if rationed and not self._sizes.take(now):
-                    return self._refused(key, "too many sizes asked in the last seconds: "
-                                              "the engine is not asked again yet")
+                allowed = not rationed or self._sizes.take(now)
+            if not allowed:
+                return self._refused(key, "too many sizes asked in the last seconds: "
+                                          "the engine is not asked again yet")
             self.rounds += 1
             try:
                 answer: Answer[T] = Answer(ask(now), now)

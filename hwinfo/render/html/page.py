@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from hwinfo.escape import html_text
 from hwinfo.render.html.assets import ICON, SCRIPT, STYLESHEET, integrity, link
 
+# Elements without content or end tag that the pages use.
+_VOID = frozenset({"input", "meta", "link"})
+
 
 class Markup(str):
     """HTML written by hwinfo: put in a page as it is."""
@@ -34,6 +37,9 @@ def el(tag: str, *children: str | Markup | None, **attrs: str | int | bool | Non
         name = "class" if name == "cls" else name.rstrip("_").replace("_", "-")
         parts.append(f" {name}" if value is True else f' {name}="{html_text(str(value))}"')
     parts.append(">")
+    if tag in _VOID:
+        assert not children, f"<{tag}> has no content"
+        return Markup("".join(parts))
     parts += [child if isinstance(child, Markup) else html_text(child)
               for child in children if child is not None]
     parts.append(f"</{tag}>")
