@@ -221,11 +221,13 @@ def _clock(seconds: float) -> Markup:
 
 
 def _counts(findings: list[Finding]) -> list[Markup]:
-    """A badge per severity found ("2 critical"), linking to the findings."""
-    counts = [(severity, sum(f.severity is severity for f in findings))
-              for severity in (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN)]
-    return [el("a", f"{n} {severity.name.lower()}", href="#health",
-               cls="badge " + _SEVERITY_CLASS[severity]) for severity, n in counts if n]
+    """A badge per severity found ("2 critical", "1 warning"), linking to the findings."""
+    words = ((Severity.CRITICAL, "critical", "critical"), (Severity.WARNING, "warning", "warnings"),
+             (Severity.UNKNOWN, "unknown", "unknown"))
+    counts = [(severity, sum(f.severity is severity for f in findings), one, many)
+              for severity, one, many in words]
+    return [el("a", f"{n} {one if n == 1 else many}", href="#health",
+               cls="badge " + _SEVERITY_CLASS[severity]) for severity, n, one, many in counts if n]
 
 
 def _plural(n: int | None, word: str) -> str:
