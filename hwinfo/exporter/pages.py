@@ -1,7 +1,7 @@
 """The routes of hwinfo's pages: the machine page at `/`, and the files every page loads.
 
 A page is rendered off the scrape path: a scrape reads bytes the sampler made and never
-waits for a page. The machine page is rendered at most once a second per snapshot, however
+waits for a page, and a daemon no one looks at never loads the page's renderer. The machine page is rendered at most once a second per snapshot, however
 many people look (its age is in whole seconds), and kept gzipped beside; `hwinfo board`
 serves its page with the same headers and files.
 """
@@ -15,7 +15,6 @@ from collections.abc import Callable
 from hwinfo.exporter.http import Handler, Request, Response, gzip_bytes
 from hwinfo.exporter.sampler import Published
 from hwinfo.render.html.assets import ASSET_HEADERS, ASSETS, Asset, page_headers
-from hwinfo.render.html.machine import Reading, render_machine
 
 HTML = "text/html; charset=utf-8"
 # The page reloads at the sampler's pace, but never more than every 2 s nor less than a minute.
@@ -60,6 +59,10 @@ class MachinePage:
         self._made: Response | None = None
 
     def __call__(self, _: Request) -> Response:
+        # Imported by the first page view: the renderers and the health rules are 0.7 MiB
+        # of a daemon that only Prometheus may ever ask.
+        from hwinfo.render.html.machine import Reading, render_machine
+
         latest = self._latest()
         now = time.time()
         with self._lock:  # the others asking in the same second wait for this rendering

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.browser.chromium import Chromium, png_size
+from tests.browser.png import decode, indexed_pixels, small
 from tests.browser.screenshots import screenshot_for_readme
 from tests.exporter.serving import serving
 
@@ -131,3 +132,18 @@ def test_the_readme_screenshots_of_the_machine_page(browser: Chromium) -> None:
         browser.viewport(390, 760, mobile=True)
         browser.open(url + "/")
         screenshot_for_readme(browser, "machine-phone", 390, 760)
+
+
+def test_a_screenshot_made_small_is_the_same_picture(browser: Chromium) -> None:
+    """png.small, which makes the README's screenshots: same size, nearly every pixel the same
+    colour, and far fewer bytes."""
+    with serving("--simulate", "faults-demo") as url:
+        browser.viewport(600, 400)
+        browser.open(url + "/")
+        shot = browser.screenshot()
+    smaller = small(shot)
+    width, height, rows = decode(shot)
+    assert indexed_pixels(smaller)[:2] == (width, height) == (600, 400)
+    same = sum(a[x:x + 3] == b[x:x + 3] for a, b in zip(rows, indexed_pixels(smaller)[2])
+               for x in range(0, 3 * width, 3))
+    assert same >= 0.95 * width * height and len(smaller) < len(shot) / 2

@@ -13,6 +13,7 @@ import pytest
 from hwinfo.exporter import pages
 from hwinfo.exporter.http import Request
 from hwinfo.exporter.pages import MachinePage, refresh_seconds
+from hwinfo.render.html import machine
 from hwinfo.render.html.assets import page_headers
 from tests.exporter.serving import get, serving
 from tests.render.pages.dom import parse
@@ -74,7 +75,7 @@ def test_the_page_is_rendered_once_a_second_per_snapshot(monkeypatch: pytest.Mon
         return b"<!doctype html>page"
 
     monkeypatch.setattr(pages, "time", clock)
-    monkeypatch.setattr(pages, "render_machine", render)
+    monkeypatch.setattr(machine, "render_machine", render)
     latest: list[_Published | None] = [None]
     page = MachinePage(lambda: latest[0], 5.0, 5.0, "9.9")  # type: ignore[arg-type, return-value]
     request = Request("GET", "/", {}, {})
