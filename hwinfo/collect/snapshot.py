@@ -18,6 +18,7 @@ from hwinfo.collect.sysfs import Root, RootError
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
+    from hwinfo.collect.job_resources import JobResourcesCollector
     from hwinfo.model.gpu import GpuSystem
     from hwinfo.model.host import Host
     from hwinfo.model.snapshot import Snapshot
@@ -131,6 +132,7 @@ class SnapshotCollector:
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.gpu = gpu
+        self.jobs: JobResourcesCollector | None = None  # with the GPUs' processes only
 
     def close(self) -> None:
         if self.gpu is not None:
@@ -150,6 +152,12 @@ class SnapshotCollector:
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
+        # After the GPU sample, outside NVML's deadline: the cgroups of the jobs on the GPUs.
+        jobs = None
+        if self.jobs is not None and gpu is not None:
+            jobs = run.read("jobs", lambda: self.jobs.collect(gpu), whole=False)  # type: ignore[union-attr]
+        else:
+            run.sources.append(SourceState("jobs", NOT_COLLECTED, None, None, None))
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -160,6 +168,7 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            jobs=jobs,
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from hwinfo.sim import Machine
 
 
+# How far apart a one-shot report reads a job's CPU time: its use now, over a window as short
+# as the CPU section's is noise (a scheduler tick is up to 10 ms).
+ONE_SHOT_WINDOW = 0.1
+
+
 def machine_owners(machine: Machine) -> OwnerLookup:
     """Process owners as a simulated machine's scenario names them."""
     from hwinfo.collect.gpu.processes import ProcessOwner
@@ -48,11 +53,13 @@ def open_collector(
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
     accounting_resumed: Mapping[str, Judged] | None = None,
+    with_jobs: bool = True,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
     root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
-    an earlier daemon had judged of NVML's accounting buffers."""
+    an earlier daemon had judged of NVML's accounting buffers. `with_jobs`: the cgroups of the
+    jobs on the GPUs are read (collect/job_resources.py)."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -72,6 +79,12 @@ def open_collector(
             owners = scenario_owners(simulate)
             if processes_below_root:
                 owners, proc_root = tree_owners(collector.root, owners), collector.root
+        if with_processes and with_jobs:
+            from hwinfo.collect.job_resources import JobResourcesCollector
+
+            # A one-shot report reads a job twice, this far apart, to tell its CPU use now.
+            collector.jobs = JobResourcesCollector(collector.root,
+                                                   0.0 if between_samples else ONE_SHOT_WINDOW)
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples, proc_root=proc_root,

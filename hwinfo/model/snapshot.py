@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
+from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
 from hwinfo.model.sources import SourceError, SourceState
 from hwinfo.model.unixtime import UnixTime
@@ -24,6 +25,9 @@ class Snapshot:
     cpu: Cpu | None
     memory: Memory | None
     gpu: GpuSystem | None  # None: GPU collection switched off
+    # The CPU, memory and I/O of the jobs, pods and containers on the GPUs (model/jobs.py);
+    # None: not collected (no GPU processes asked for, or a document older than the field).
+    jobs: list[JobResources] | None = None
     errors: list[SourceError] = field(default_factory=list)
     # How long each source took to read, for the exporter's self-metrics.
     collection_seconds: dict[str, float] = field(default_factory=dict)
