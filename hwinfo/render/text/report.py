@@ -34,7 +34,7 @@ def render_text(
     age = 0.0 if now is None else snapshot.age_seconds(now)
     gpu_note = source_note(snapshot.source("gpu"), age)
     gpus = gpu_blocks(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
-                      snapshot.memory)
+                      snapshot.memory, snapshot.jobs)
     first = gpus[:1] if summary_first else []
     blocks = [
         *first,
