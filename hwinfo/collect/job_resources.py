@@ -29,6 +29,8 @@ _SMALL = 4096
 _LINES = 64 * 1024
 _TABLE = 2 * 1024 * 1024  # /proc/diskstats, /proc/self/mountinfo
 _V1_BLKIO = "blkio.throttle.io_service_bytes"
+_V1_UNCOUNTED = ("this kernel keeps cgroup v1 block I/O only on disks with a blkio throttle limit "
+                 "(Linux 6.10+), and no disk has one")
 
 
 @dataclass
@@ -63,6 +65,7 @@ class JobResourcesCollector:
         self._disks: dict[str, files.DiskStat] = {}
         self._moved: dict[tuple[tuple[str | None, ...], str], int] = {}
         self._busy: dict[tuple[tuple[str | None, ...], str], float] = {}
+        self._v1_counted: bool | None = None  # v1 keeps block I/O per cgroup on some disk
 
     def collect(self, gpu: GpuSystem | None) -> list[JobResources]:
         units = jobs_on(gpu)
@@ -76,6 +79,7 @@ class JobResourcesCollector:
     def _read_all(self, units: list[_Unit]) -> list[JobResources]:
         now = time.monotonic()
         disks = files.diskstats(self._text("proc/diskstats", _TABLE)[0])
+        self._v1_counted = self._v1_blkio_counted() if units else None
         found = [self._read(unit, now, disks) for unit in units]
         keys = {u.key for u in units}
         # Only the jobs on the GPUs now are kept: a job that ends leaves nothing behind.
@@ -172,6 +176,9 @@ class JobResourcesCollector:
             disks: dict[str, files.DiskStat]) -> None:
         if v2:
             devices = files.io_stat(reader.text(UNIFIED, "io.stat", "devices"))
+        elif self._v1_counted is False:
+            job.unavailable["devices"] = _V1_UNCOUNTED
+            return
         else:
             devices = files.blkio(reader.text("blkio", f"{_V1_BLKIO}_recursive", "devices"))
             if devices is None and not reader.has_children("blkio"):
@@ -185,6 +192,18 @@ class JobResourcesCollector:
             disk = disks.get(number)
             job.devices.append(JobDevice(disk.name if disk else number, read, written,
                                          self._busy_time(key, number, read, written, disk)))
+
+    def _v1_blkio_counted(self) -> bool | None:
+        """Whether cgroup v1 keeps block I/O per cgroup on this host: since Linux 6.10 its
+        throttle statistics (the only v1 I/O bytes without BFQ) are kept only on a disk some
+        cgroup has a blkio throttle limit on (block/blk-throttle.h, blk_should_throtl), so
+        where the top cgroup's counters name no disk at all, none is counted; None: no v1
+        blkio hierarchy, or its file not read."""
+        mount = self._mounts.get("blkio")
+        if mount is None:
+            return None
+        text = self._text(f"{mount}/{_V1_BLKIO}_recursive", _LINES)[0]
+        return None if text is None else bool(files.blkio(text))
 
     def _busy_time(self, key: tuple[str | None, ...], number: str, read: int | None,
                    written: int | None, disk: files.DiskStat | None) -> float | None:

@@ -206,3 +206,19 @@ def test_a_cgroup_path_deeper_than_any_layout_is_not_followed(tmp_path: Path) ->
     root = write_host(POD_V2, tmp_path)
     (job,) = _jobs(root, [POD_V2.pid])
     assert job.cpuset_cpus == 16  # the top's, seven levels up
+
+
+def test_a_v1_kernel_that_keeps_no_block_io_per_cgroup_says_so(tmp_path: Path) -> None:
+    """Since Linux 6.10, v1 counts a cgroup's block I/O only on a disk some cgroup has a
+    throttle limit on: where the top cgroup's counters name no disk, the job's zeros are not
+    its I/O (this machine's kernel: its top blkio file is "Total 0")."""
+    root = write_host(DOCKER_V1, tmp_path)
+    top = root / "sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes_recursive"
+    top.write_text("Total 0\n")
+    (job,) = _jobs(root, [DOCKER_V1.pid])
+    assert job.devices == [] and job.read_bytes is None
+    assert "only on disks with a blkio throttle limit" in job.unavailable["devices"]
+    # A limit on sdb (docker run --device-read-bps): counted there, the job's figures stand.
+    top.write_text("8:16 Read 1459200\n8:16 Write 0\nTotal 1459200\n")
+    (job,) = _jobs(root, [DOCKER_V1.pid])
+    assert [(d.device, d.read_bytes) for d in job.devices] == [("sdb", 1459200)]
