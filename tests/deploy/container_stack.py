@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from tests.deploy.prometheus_stack import wait_for
+from tests.deploy.prometheus_stack import stop, wait_for
 
 
 def rootfs(bundle: Path, programs: tuple[str, ...] = ("sleep",)) -> None:
@@ -49,12 +49,7 @@ def dockerd(workdir: Path) -> Iterator[list[str]]:
                  timeout=60)
         yield client
     finally:
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+        stop(daemon)
 
 
 def docker_image(client: list[str], root: Path, tag: str) -> None:
