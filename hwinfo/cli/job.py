@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hwinfo.cli.ledger import _connect, _durations, _fail, _Parsed, _prometheus_options
+from hwinfo.cli.ledger import _connect, _durations, _fail, _Parsed, _prometheus_options, _within
 from hwinfo.cli.options import Command, use_color
 
 if TYPE_CHECKING:
@@ -51,16 +51,19 @@ def job(jobid: str, url: str | None, ca_file: str | None, timeout: float, no_col
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--until'") from None
     prometheus = _connect(url, ca_file, timeout)
-    try:
-        found = ledger_job.job(prometheus, jobid, end - since, end)
-        diagnosis = diagnose(prometheus, found)
-    except LedgerError as exc:
-        _fail(str(exc))
-    diagnosis.slurm, diagnosis.slurm_note = _slurm(jobid, ask_slurm)
-    if fmt == "json":
-        click.echo(job_json(found, diagnosis), nl=False)
-    else:
-        click.echo(job_text(found, Style(use_color(no_color)), diagnosis), nl=False)
+
+    def report() -> str:
+        try:
+            found = ledger_job.job(prometheus, jobid, end - since, end)
+            diagnosis = diagnose(prometheus, found)
+        except LedgerError as exc:
+            _fail(str(exc))
+        diagnosis.slurm, diagnosis.slurm_note = _slurm(jobid, ask_slurm)
+        if fmt == "json":
+            return job_json(found, diagnosis)
+        return job_text(found, Style(use_color(no_color)), diagnosis)
+
+    click.echo(_within(timeout, report), nl=False)
 
 
 def _slurm(jobid: str, ask: bool) -> tuple[SlurmJob | None, str | None]:

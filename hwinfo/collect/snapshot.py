@@ -19,6 +19,7 @@ from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, 
 
 if TYPE_CHECKING:
     from hwinfo.collect.job_resources import JobResourcesCollector
+    from hwinfo.collect.pci import PciCollector
     from hwinfo.model.gpu import GpuSystem
     from hwinfo.model.host import Host
     from hwinfo.model.snapshot import Snapshot
@@ -122,6 +123,8 @@ class SnapshotCollector:
 
     def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
         self.root = root
+        # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
+        self.pci: PciCollector | None = None
         # CPU first: its utilization window opens as it is built, and the others' inventory
         # is then read within the window instead of before it; their modules are imported
         # within it too.
@@ -152,12 +155,14 @@ class SnapshotCollector:
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
-        # After the GPU sample, outside NVML's deadline: the cgroups of the jobs on the GPUs.
+        # After the GPU sample, outside NVML's deadline: the cgroups of the jobs on the GPUs
+        # (a source only where the GPUs' processes are read, as pci only with --topology).
         jobs = None
         if self.jobs is not None and gpu is not None:
             jobs = run.read("jobs", lambda: self.jobs.collect(gpu), whole=False)  # type: ignore[union-attr]
-        else:
-            run.sources.append(SourceState("jobs", NOT_COLLECTED, None, None, None))
+        pci = None
+        if self.pci is not None:
+            pci = run.read("pci", self.pci.collect, whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -172,4 +177,5 @@ class SnapshotCollector:
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,
+            pci=pci,
         )

@@ -33,14 +33,19 @@ def machine_owners(machine: Machine) -> OwnerLookup:
     return owner_of
 
 
-def scenario_owners(simulate: str) -> OwnerLookup:
-    """Install the simulated NVML for a scenario; process owners then come from it."""
+def simulated_machine(simulate: str) -> Machine:
+    """Install the simulated NVML for a scenario (a built-in NAME or a FILE)."""
     from hwinfo import sim
 
     try:
-        return machine_owners(sim.install(sim.load_scenario(simulate)))
+        return sim.install(sim.load_scenario(simulate))
     except sim.ScenarioError as exc:
         raise SetupError(str(exc)) from None
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    return machine_owners(simulated_machine(simulate))
 
 
 def open_collector(
@@ -54,12 +59,15 @@ def open_collector(
     processes_below_root: bool = False,
     accounting_resumed: Mapping[str, Judged] | None = None,
     with_jobs: bool = True,
+    topology: bool = False,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
     root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
     an earlier daemon had judged of NVML's accounting buffers. `with_jobs`: the cgroups of the
-    jobs on the GPUs are read (collect/job_resources.py)."""
+    jobs on the GPUs are read (collect/job_resources.py). `topology`: also the PCI places of
+    GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU pair's NVML
+    topology."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -67,18 +75,23 @@ def open_collector(
         collector = SnapshotCollector(Root(root))
     except RootError as exc:
         raise SetupError(str(exc)) from None
+    pci_root = collector.root
     if gpus:
         from hwinfo.collect.deadline import GuardedGpu
         from hwinfo.collect.gpu.collector import GpuCollector
 
         owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
         proc_root = None
+        guessed_of = None  # real NVML infers nothing
         if simulate:
             from hwinfo.collect.gpu.processes import tree_owners
 
-            owners = scenario_owners(simulate)
+            machine = simulated_machine(simulate)
+            owners, guessed_of = machine_owners(machine), machine.guessed
             if processes_below_root:
                 owners, proc_root = tree_owners(collector.root, owners), collector.root
+            if topology:
+                pci_root = Root(machine.sysfs_root())  # the simulated machine's own sysfs
         if with_processes and with_jobs:
             from hwinfo.collect.job_resources import JobResourcesCollector
 
@@ -88,8 +101,12 @@ def open_collector(
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples, proc_root=proc_root,
-            accounting_resumed=accounting_resumed,
+            accounting_resumed=accounting_resumed, guessed_of=guessed_of, with_topology=topology,
         ), nvml_timeout)
+    if topology:  # with --no-gpu too: the NICs and drives are still there
+        from hwinfo.collect.pci import PciCollector
+
+        collector.pci = PciCollector(pci_root)
     return collector
 
 

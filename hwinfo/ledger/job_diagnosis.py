@@ -10,11 +10,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hwinfo.ledger.job import Job
-from hwinfo.ledger.job_resources import JobResources, figures, jobs_group
+from hwinfo.ledger.job_resources import NOT_RECORDED, JobResources, figures
 from hwinfo.ledger.prometheus import Prometheus
+from hwinfo.ledger.units import duration_text, figure
 from hwinfo.ledger.verdict import Verdict, judge
 from hwinfo.model.slurm import SlurmJob
-from hwinfo.render.units import duration, percent, size
+from hwinfo.render.units import percent, size
 
 # A GPU busy less than this share of the time held is one the job did not use (job.py's
 # advice counts the same).
@@ -39,21 +40,20 @@ def diagnose(prometheus: Prometheus, job: Job) -> Diagnosis:
     groups = prometheus.rule_groups()
     found = figures(prometheus, groups, "slurm_job", job.since, job.until,
                     f'slurm_job="{job.job_id}"')
-    resources = (found or {}).get(job.job_id)
-    group = jobs_group(groups)
+    resources = None if found is None else found.rows.get(job.job_id)
     held = job.total("held_gpu_seconds") - job.total("unknown_gpu_seconds")
     utilization = job.total("utilization_gpu_seconds") / held if held > 0 else None
     peaks = [g.peak_memory_bytes for g in job.gpus if g.peak_memory_bytes is not None]
+    utilization = None if utilization is None else min(1.0, utilization)
+    verdict = (Verdict("unknown", [NOT_RECORDED]) if found is None else
+               judge(utilization, resources, found.interval_seconds, found.idle_threshold))
     diagnosis = Diagnosis(
-        judge(None if utilization is None else min(1.0, utilization), resources,
-              group and group.interval_seconds),
+        verdict,
         utilization, len(job.gpus),
         sum(1 for g in job.gpus if (g.busy_ratio or 0) >= USED_BUSY_RATIO),
         max(peaks) if peaks else None, resources)
     if found is None:
-        diagnosis.notes.append(f"{prometheus.url} has not loaded the hwinfo-ledger-jobs rules of "
-                               "prometheus/hwinfo-ledger.yml: the job's CPU, memory and I/O "
-                               "are not recorded")
+        diagnosis.notes.append(f"{prometheus.url}: {NOT_RECORDED}")
     return diagnosis
 
 
@@ -96,8 +96,9 @@ def diagnosis_lines(d: Diagnosis) -> list[tuple[str, str]]:
     if r is not None and r.seen_seconds > 0:
         allotted = r.cpu_allotted_seconds / r.seen_seconds
         cpu = (f"{percent(r.cpu_efficiency)} of {allotted:.3g} CPUs "
-               f"({r.cpu_used_seconds / 3600:.2f} of {r.cpu_allotted_seconds / 3600:.2f} "
-               "CPU-hours)" if r.cpu_efficiency is not None else "not recorded")
+               f"({figure(r.cpu_used_seconds / 3600, 2)} of "
+               f"{figure(r.cpu_allotted_seconds / 3600, 2)} CPU-hours)"
+               if r.cpu_efficiency is not None else "not recorded")
         memory = "not recorded" if r.memory_peak_bytes is None else size(r.memory_peak_bytes) + (
             f" of its {size(r.memory_limit_bytes)} limit" if r.memory_limit_bytes else ", no limit")
         io = f"read {size(r.read_bytes)}, written {size(r.written_bytes)}"
@@ -112,8 +113,8 @@ def _slurm_line(d: Diagnosis) -> str:
     if d.slurm is None:
         return f"{d.slurm_note}; the ledger saw GPUs {used}"
     s = d.slurm
-    limit = "no limit" if s.time_limit_seconds is None else duration(s.time_limit_seconds)
-    elapsed = "n/a" if s.elapsed_seconds is None else duration(s.elapsed_seconds)
+    limit = "no limit" if s.time_limit_seconds is None else duration_text(s.time_limit_seconds)
+    elapsed = "n/a" if s.elapsed_seconds is None else duration_text(s.elapsed_seconds)
     asked = "n/a" if s.gpus_requested is None else str(s.gpus_requested)
     return (f"{s.name or 'n/a'} · user {s.user or 'n/a'} · account {s.account or 'n/a'} · "
             f"partition {s.partition or 'n/a'} · {s.state or 'n/a'} · elapsed {elapsed} of "

@@ -29,6 +29,10 @@ _SUMMED = {
 }
 _PEAKS = {"memory_peak": _RECORD.format("memory_peak:bytes"),
           "memory_limit": _RECORD.format("memory_limit:bytes")}
+# Where figures() finds nothing to read, why.
+NOT_RECORDED = ("the engine has not loaded the current prometheus/hwinfo-ledger.yml (its "
+                "hwinfo-ledger-jobs group and idle threshold): jobs' CPU, memory and I/O are "
+                "not recorded")
 # Measures also split by a label of their records.
 _BY = {"waiting": "resource", "stalled": "resource", "read": "device"}
 # The roll-ups these figures read: all must be recorded for a range to read hours.
@@ -82,19 +86,35 @@ def jobs_group(groups: Iterable[RuleGroup]) -> RuleGroup | None:
     return next((g for g in groups if CPU_USED in g.records), None)
 
 
+@dataclass
+class Recorded:
+    """What the ledger recorded of jobs over a range."""
+
+    rows: dict[str, JobResources]  # by the label asked for
+    interval_seconds: float  # of the jobs' rules
+    idle_threshold: float  # the activity at or below which the rules call a hold idle
+
+
 def figures(prometheus: Prometheus, groups: list[RuleGroup], label: str, since: float,
-            until: float, only: str = "") -> dict[str, JobResources] | None:
+            until: float, only: str = "") -> Recorded | None:
     """Each `label` value's figures over (since, until] (`only`: a selector's matchers, e.g.
-    slurm_job="4242"); None where the engine records none of them."""
+    slurm_job="4242"); None where the engine records none of them, or no idle threshold
+    (rules older than both)."""
     group = jobs_group(groups)
     if group is None:
         return None
     interval = group.interval_seconds
     plan = _plan(prometheus, groups, since, until, interval)
     asked = [_measures(label, only, span, part.rolled) for span, part in plan.ranges()]
+    asked.append(queries.union({"idle_threshold": (
+        f"max(last_over_time({queries.IDLE_THRESHOLD_RECORD}{plan.whole}))")}))
     answers = together([lambda expr=expr: plausible(prometheus.query(expr, until), prometheus.url)
                         for expr in asked])
-    return _rows([s for part in answers for s in part], label, interval)
+    samples = [s for part in answers for s in part]
+    threshold = [s.value for s in samples if s.labels.get("measure") == "idle_threshold"]
+    if not threshold or not 0 <= threshold[0] < 1:
+        return None
+    return Recorded(_rows(samples, label, interval), interval, threshold[0])
 
 
 def _plan(prometheus: Prometheus, groups: list[RuleGroup], since: float, until: float,

@@ -3,7 +3,7 @@ waiting on CPUs, disks or nothing (verdict.py, from job_resources.py's figures).
 
 from __future__ import annotations
 
-from hwinfo.ledger.job_resources import JobResources, figures, jobs_group
+from hwinfo.ledger.job_resources import NOT_RECORDED, JobResources, figures
 from hwinfo.ledger.prometheus import Prometheus
 from hwinfo.ledger.usage import Ledger
 from hwinfo.ledger.verdict import judge
@@ -16,19 +16,17 @@ def add_efficiency(prometheus: Prometheus, ledger: Ledger) -> None:
     """Each row's CPU efficiency over the range (its jobs' CPU-seconds used over allotted) and
     verdict; the total's efficiency over every row's jobs. A user's GPU figures are all their
     holds, their CPU figures their jobs' only."""
-    groups = prometheus.rule_groups()
-    found = figures(prometheus, groups, EFFICIENCY_BY[ledger.by], ledger.since, ledger.until)
+    found = figures(prometheus, prometheus.rule_groups(), EFFICIENCY_BY[ledger.by],
+                    ledger.since, ledger.until)
     if found is None:
-        ledger.notes.append(f"{prometheus.url} has not loaded the hwinfo-ledger-jobs rules: no "
-                            "CPU efficiency or verdict")
+        ledger.notes.append(f"{prometheus.url}: {NOT_RECORDED}; no CPU efficiency or verdict")
         return
-    group = jobs_group(groups)
-    interval = group.interval_seconds if group else None
     total = JobResources("total")
     for row in ledger.rows:
-        resources = found.get(row.key)
+        resources = found.rows.get(row.key)
         row.cpu_efficiency = None if resources is None else resources.cpu_efficiency
-        row.verdict = judge(row.mean_utilization_ratio, resources, interval).verdict
+        row.verdict = judge(row.mean_utilization_ratio, resources, found.interval_seconds,
+                            found.idle_threshold).verdict
         if resources is not None:
             total.cpu_used_seconds += resources.cpu_used_seconds
             total.cpu_allotted_seconds += resources.cpu_allotted_seconds

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hwinfo.ledger.job_resources import JobResources
-from hwinfo.ledger.usage import IDLE_RATIO
 from hwinfo.render.units import percent, size
 
 VERDICTS = ("gpu-bound", "cpu-bound", "io-bound", "idle", "underused", "unknown")
@@ -55,9 +54,10 @@ class Verdict:
 
 
 def judge(gpu_utilization: float | None, resources: JobResources | None,
-          interval: float | None) -> Verdict:
+          interval: float | None, idle_ratio: float) -> Verdict:
     """The verdict of a job (pod, container, user) whose GPUs were `gpu_utilization` busy on
-    average while held (None: no activity signal), from its recorded `resources`."""
+    average while held (None: no activity signal), from its recorded `resources`;
+    `idle_ratio`: the activity at or below which the ledger's rules call a hold idle."""
     if gpu_utilization is None:
         return Verdict("unknown", [_NO_GPU_SIGNAL])
     gpu = f"GPU utilization {percent(gpu_utilization)} while held"
@@ -74,11 +74,11 @@ def judge(gpu_utilization: float | None, resources: JobResources | None,
     io, io_bound = _io(resources)
     figures = [gpu, *cpu, *io]
     if resources.cpu_efficiency >= CPU_NEAR_RATIO:
-        idle_gpus = [_CPU_ONLY] if gpu_utilization <= IDLE_RATIO else []
+        idle_gpus = [_CPU_ONLY] if gpu_utilization <= idle_ratio else []
         return Verdict("cpu-bound", figures, [_ADVICE["cpu-bound"], *idle_gpus, *memory])
     if io_bound:
         return Verdict("io-bound", figures, [_ADVICE["io-bound"], *memory])
-    if gpu_utilization <= IDLE_RATIO:
+    if gpu_utilization <= idle_ratio:
         return Verdict("idle", figures, [_ADVICE["idle"], *memory])
     ruled_out = [f"not CPU-bound: {cpu[0]}, under {percent(CPU_NEAR_RATIO)}",
                  f"not I/O-bound: {io[0]}" if io else
