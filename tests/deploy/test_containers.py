@@ -112,6 +112,24 @@ def test_report_names_the_containers_and_charges_them_not_root(containers) -> No
     assert users == {f"docker:{containers['docker_id'][:12]}", f"pod:{containers['pod_uid']}"}
 
 
+
+def test_each_container_s_own_cgroup_is_read(containers) -> None:
+    """The container's and the pod container's CPU time and memory, from their own cgroups
+    (Docker's /docker/<id>, runc's /kubepods/besteffort/pod<uid>/<id>): the kernel's files."""
+    scenario = _scenario(containers["workdir"], containers["pids"])
+    done = _hwinfo("report", "--simulate", str(scenario), "--root", "/", "--format", "json")
+    jobs = {j["container_id"]: j for j in json.loads(done.stdout)["jobs"]}
+    pod = f"/kubepods/besteffort/pod{containers['pod_uid']}/{containers['pod_container']}"
+    for cid, cgroup in ((containers["docker_id"], f"/docker/{containers['docker_id']}"),
+                        (containers["pod_container"], pod)):
+        job = jobs[cid]
+        assert (job["cgroup"], job["cgroup_version"]) == (cgroup, 1)
+        usage = Path(f"/sys/fs/cgroup/cpuacct{cgroup}/cpuacct.usage").read_text()
+        assert 0 < job["cpu_seconds"] <= int(usage) / 1e9  # read before the test's own read
+        assert job["memory_used_bytes"] > 0
+    assert jobs[containers["pod_container"]]["pod_uid"] == containers["pod_uid"]
+
+
 def test_metrics_charge_the_containers(containers) -> None:
     scenario = _scenario(containers["workdir"], containers["pids"])
     metrics = _hwinfo("export", "--simulate", str(scenario), "--root", "/", "--textfile", "-").stdout
