@@ -88,14 +88,14 @@ def cfs_quota(quota: str | None, period: str | None) -> tuple[bool, float | None
     return True, quota_value / period_value
 
 
-def cpuset_count(text: str | None) -> int | None:
-    """How many CPUs a cpuset list names ("0-3,8"); None when it is not a list or empty
-    (an empty v2 cpuset.cpus.effective means the parent's)."""
+def cpuset(text: str | None) -> list[int] | None:
+    """The CPUs a cpuset list names ("0-3,8"); None when it is not a list or empty (an empty
+    v2 cpuset.cpus.effective means the parent's)."""
     try:
         cpus = parse_cpulist((text or "").strip())
     except ValueError:
         return None
-    return len(cpus) or None
+    return cpus or None
 
 
 Devices = dict[str, tuple[int | None, int | None]]  # "MAJ:MIN" -> (read, written) bytes

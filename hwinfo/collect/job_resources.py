@@ -13,11 +13,13 @@ as hostile input: a fixture tree or a kernel that writes something else costs th
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hwinfo.collect import cgroup_files as files
+from hwinfo.collect.cpu_load import CpuTimes, parse_cpu_times
 from hwinfo.collect.sysfs import Root, RootError
 from hwinfo.model.attribution import ATTRIBUTED_LIMIT, UNIFIED, Attribution
 from hwinfo.model.gpu import GpuSystem
@@ -29,6 +31,8 @@ _SMALL = 4096
 _LINES = 64 * 1024
 _TABLE = 2 * 1024 * 1024  # /proc/diskstats, /proc/self/mountinfo
 _V1_BLKIO = "blkio.throttle.io_service_bytes"
+# /proc/stat counts in USER_HZ ticks (filesystems/proc.rst), what sysconf calls CLK_TCK.
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _V1_UNCOUNTED = ("this kernel keeps cgroup v1 block I/O only on disks with a blkio throttle limit "
                  "(Linux 6.10+), and no disk has one")
 
@@ -66,6 +70,11 @@ class JobResourcesCollector:
         self._moved: dict[tuple[tuple[str | None, ...], str], int] = {}
         self._busy: dict[tuple[tuple[str | None, ...], str], float] = {}
         self._v1_counted: bool | None = None  # v1 keeps block I/O per cgroup on some disk
+        # The host's CPU times (/proc/stat) now and at the last reading, and per job the busy
+        # time of its cpuset's CPUs counted so far.
+        self._cpu_times: CpuTimes = {}
+        self._last_cpu_times: CpuTimes = {}
+        self._cpuset_busy_total: dict[tuple[str | None, ...], float] = {}
 
     def collect(self, gpu: GpuSystem | None) -> list[JobResources]:
         units = jobs_on(gpu)
@@ -80,12 +89,15 @@ class JobResourcesCollector:
         now = time.monotonic()
         disks = files.diskstats(self._text("proc/diskstats", _TABLE)[0])
         self._v1_counted = self._v1_blkio_counted() if units else None
+        self._last_cpu_times = self._cpu_times
+        self._cpu_times = parse_cpu_times(self._text("proc/stat", _TABLE)[0]) if units else {}
         found = [self._read(unit, now, disks) for unit in units]
         keys = {u.key for u in units}
         # Only the jobs on the GPUs now are kept: a job that ends leaves nothing behind.
         self._cpu = {k: v for k, v in self._cpu.items() if k in keys}
         self._moved = {k: v for k, v in self._moved.items() if k[0] in keys}
         self._busy = {k: v for k, v in self._busy.items() if k[0] in keys}
+        self._cpuset_busy_total = {k: v for k, v in self._cpuset_busy_total.items() if k in keys}
         self._disks = disks
         return found
 
@@ -98,7 +110,8 @@ class JobResourcesCollector:
             label=unit.who.label.rsplit(".", 1)[0] if unit.who.kind == "slurm" else unit.who.label,
             cgroup=unit.cgroups.get(where) or next(iter(unit.cgroups.values())),
             cgroup_version=2 if v2 else 1, cpu_seconds=None, cpuset_cpus=None,
-            cpu_quota_cpus=None, allotted_cpus=None, busy_cpus=None, memory_used_bytes=None,
+            cpu_quota_cpus=None, allotted_cpus=None, busy_cpus=None, cpuset_busy_seconds=None,
+            memory_used_bytes=None,
             memory_peak_bytes=None, memory_limit_bytes=None)
         reader = _Reader(self, unit.cgroups, job.unavailable)
         self._cpu_figures(job, reader, v2, unit.key, now)
@@ -133,7 +146,9 @@ class JobResourcesCollector:
             job.unavailable["cpu_quota_cpus"] = "its CFS quota is not one the kernel writes"
         if job.cpu_seconds is None:
             job.unavailable.setdefault("cpu_seconds", "its CPU time could not be read")
-        job.cpuset_cpus = self._cpuset(reader, v2)
+        cpus = self._cpuset(reader, v2)
+        job.cpuset_cpus = None if cpus is None else len(cpus)
+        job.cpuset_busy_seconds = self._cpuset_busy(key, cpus)
         allotted = [n for n in (job.cpuset_cpus, job.cpu_quota_cpus) if n is not None]
         job.allotted_cpus = min(allotted) if allotted else None
         before = self._cpu.get(key)
@@ -142,23 +157,40 @@ class JobResourcesCollector:
                 job.busy_cpus = (job.cpu_seconds - before[1]) / (now - before[0])
             self._cpu[key] = (now, job.cpu_seconds)
 
-    def _cpuset(self, reader: _Reader, v2: bool) -> int | None:
+    def _cpuset(self, reader: _Reader, v2: bool) -> list[int] | None:
         """The CPUs of its cpuset: its own, else the nearest ancestor's (an empty v2 list,
         or a level without the controller, is its parent's); the machine's online CPUs where
         no cpuset hierarchy is mounted."""
         hierarchy, name = (UNIFIED, "cpuset.cpus.effective") if v2 else ("cpuset", "cpuset.effective_cpus")
         mount = self._mounts.get(hierarchy)
         if mount is None:
-            return files.cpuset_count(self._text("sys/devices/system/cpu/online", _SMALL)[0])
+            return files.cpuset(self._text("sys/devices/system/cpu/online", _SMALL)[0])
         path = reader.cgroups.get(hierarchy, "/")
         segments = [s for s in path.split("/") if s]
         for depth in range(len(segments), -1, -1):
             here = f"{mount}/{'/'.join(segments[:depth])}"
             for candidate in (name, "cpuset.cpus") if not v2 else (name,):
-                count = files.cpuset_count(self._text(f"{here}/{candidate}", _SMALL)[0])
-                if count is not None:
-                    return count
+                cpus = files.cpuset(self._text(f"{here}/{candidate}", _SMALL)[0])
+                if cpus is not None:
+                    return cpus
         return None
+
+    def _cpuset_busy(self, key: tuple[str | None, ...], cpus: list[int] | None) -> float | None:
+        """How busy its cpuset's CPUs were, with its work and anyone else's, since the last
+        reading (/proc/stat, their mean), added to what was counted before: where cgroup v1
+        keeps no CPU pressure, CPUs saturated while it used less than its allotment tell a
+        job starved by others' work. None until the host's CPU times are read."""
+        if cpus is None or not self._cpu_times or not self._last_cpu_times:
+            return None
+        total = self._cpuset_busy_total.get(key)
+        present = [c for c in cpus if c in self._cpu_times and c in self._last_cpu_times]
+        if total is None:  # first seen now: counted from this reading on
+            total = 0.0
+        elif present:
+            busy = sum(self._cpu_times[c][0] - self._last_cpu_times[c][0] for c in present)
+            total += max(0.0, busy / _CLOCK_TICKS / len(present))
+        self._cpuset_busy_total[key] = total
+        return total
 
     def _memory(self, job: JobResources, reader: _Reader, v2: bool) -> None:
         hierarchy = UNIFIED if v2 else "memory"

@@ -71,6 +71,12 @@ METRICS: tuple[Metric, ...] = (
         "(cpu.max, cpu.cfs_quota_us) where that is fewer.",
         "jobs[].allotted_cpus", _jobs(lambda j: j.allotted_cpus)),
     _job_metric(
+        "job_cpuset_busy_seconds_total", "counter",
+        "How busy the CPUs of the job's cpuset were, with its work and anyone else's (their "
+        "mean, from /proc/stat), counted by this daemon: saturated CPUs it used less than its "
+        "allotment of tell a job starved by others' work where cgroup v1 keeps no pressure.",
+        "jobs[].cpuset_busy_seconds", _jobs(lambda j: j.cpuset_busy_seconds)),
+    _job_metric(
         "job_memory_used_bytes", "gauge",
         "Host memory the job's cgroup holds, page cache included (memory.current, v1 "
         "memory.usage_in_bytes).",

@@ -77,6 +77,7 @@ def diagnosis_record(d: Diagnosis) -> dict[str, Any]:
             "read_bytes": r.read_bytes, "written_bytes": r.written_bytes,
             "read_bytes_by_device": r.read_bytes_by_device,
             "io_busy_ratio": r.io_busy_ratio,
+            "cpuset_busy_ratio": r.cpuset_busy_ratio,
             "pressure_waiting_ratio": {k: r.share(v) for k, v in r.waiting_seconds.items()},
             "pressure_stalled_ratio": {k: r.share(v) for k, v in r.stalled_seconds.items()},
         },

@@ -24,6 +24,7 @@ _SUMMED = {
     "read": _RECORD.format("io_read:bytes_per_second"),
     "written": _RECORD.format("io_written:bytes_per_second"),
     "io_busy": _RECORD.format("io_busy:ratio"),
+    "cpuset_busy": _RECORD.format("cpuset_busy:ratio"),
     "waiting": _RECORD.format("pressure_waiting:ratio"),
     "stalled": _RECORD.format("pressure_stalled:ratio"),
 }
@@ -51,6 +52,7 @@ class JobResources:
     read_bytes: float = 0.0
     written_bytes: float = 0.0
     io_busy_seconds: float = 0.0  # device-seconds the disks worked for it
+    cpuset_busy_seconds: float = 0.0  # its cpuset's CPUs busy with anyone's work (their mean)
     memory_peak_bytes: float | None = None
     memory_limit_bytes: float | None = None
     # resource (cpu, memory, io) -> seconds some (all) of its tasks were stalled on it
@@ -75,6 +77,11 @@ class JobResources:
     @property
     def io_busy_ratio(self) -> float | None:
         return self.share(self.io_busy_seconds)
+
+    @property
+    def cpuset_busy_ratio(self) -> float | None:
+        """How busy its cpuset's CPUs were, with anyone's work; None where not recorded."""
+        return self.share(self.cpuset_busy_seconds) if self.cpuset_busy_seconds else None
 
     def pressure_ratio(self, resource: str) -> float | None:
         return self.share(self.waiting_seconds.get(resource))
@@ -169,7 +176,8 @@ def _rows(samples: list[Sample], label: str, interval: float) -> dict[str, JobRe
             row.read_bytes += s.value * interval
         elif measure in _SUMMED:
             name = {"cpu_used": "cpu_used_seconds", "cpu_allotted": "cpu_allotted_seconds",
-                    "written": "written_bytes", "io_busy": "io_busy_seconds"}[measure]
+                    "written": "written_bytes", "io_busy": "io_busy_seconds",
+                    "cpuset_busy": "cpuset_busy_seconds"}[measure]
             setattr(row, name, getattr(row, name) + s.value * interval)
     for key, devices in by_device.items():
         rows[key].read_bytes_by_device = dict(devices)

@@ -16,6 +16,13 @@ VERDICTS = ("gpu-bound", "cpu-bound", "io-bound", "idle", "underused", "unknown"
 GPU_BUSY_RATIO = 0.5
 # CPU-seconds used over allotted at or above which the job's CPUs are near their allotment.
 CPU_NEAR_RATIO = 0.8
+# A job that used less is starved of CPU where some of its tasks waited for one this share of
+# its time or more (PSI `some` of cpu.pressure, cgroup v2; CFS throttling included) ...
+CPU_PRESSURE_RATIO = 0.3
+# ... or, where no pressure is kept (cgroup v1), where its CPUs were busy this share of the
+# time with its work and others' while it used at least CPU_STARVED_RATIO of its allotment.
+CPU_SATURATED_RATIO = 0.9
+CPU_STARVED_RATIO = 0.05
 # Share of its time some of its tasks waited on I/O (PSI `some` of io.pressure, cgroup v2)
 # at or above which the job waits on I/O.
 IO_PRESSURE_RATIO = 0.3
@@ -31,6 +38,8 @@ _ADVICE = {
     "gpu-bound": "nothing to fix: its GPUs are busy",
     "cpu-bound": ("give it more data-loader workers (e.g. PyTorch's num_workers) or more CPUs "
                   "(--cpus-per-task, --cpus)"),
+    "starved": ("its CPUs were busy with other work: give it CPUs of its own (a cpuset, Slurm's "
+                "--exclusive) or fewer jobs beside it"),
     "io-bound": ("stage the data set on a local SSD or in memory (/dev/shm), read it in larger "
                  "files, or give the loader more workers"),
     "idle": "nothing runs on its GPUs: release them (end the job, or ask for none for this part)",
@@ -71,16 +80,22 @@ def judge(gpu_utilization: float | None, resources: JobResources | None,
         return Verdict("unknown", [gpu, (f"its CPU use was recorded at {seen} of the rules' "
                                         f"evaluations, fewer than {MIN_EVALUATIONS}")])
     cpu = _cpu_figure(resources)
+    waiting, starved = _cpu_waits(resources)
     io, io_bound = _io(resources)
-    figures = [gpu, *cpu, *io]
+    figures = [gpu, *cpu, *waiting, *io]
+    idle_gpus = [_CPU_ONLY] if gpu_utilization <= idle_ratio else []
     if resources.cpu_efficiency >= CPU_NEAR_RATIO:
-        idle_gpus = [_CPU_ONLY] if gpu_utilization <= idle_ratio else []
         return Verdict("cpu-bound", figures, [_ADVICE["cpu-bound"], *idle_gpus, *memory])
+    # A job waiting on its disks uses little CPU: where its CPUs were busy with others' work
+    # too, the disks it waits on are the cause, and the saturated CPUs only beside it.
     if io_bound:
         return Verdict("io-bound", figures, [_ADVICE["io-bound"], *memory])
+    if starved:
+        return Verdict("cpu-bound", figures, [_ADVICE["starved"], *idle_gpus, *memory])
     if gpu_utilization <= idle_ratio:
         return Verdict("idle", figures, [_ADVICE["idle"], *memory])
-    ruled_out = [f"not CPU-bound: {cpu[0]}, under {percent(CPU_NEAR_RATIO)}",
+    not_cpu = ", ".join([f"{cpu[0]}, under {percent(CPU_NEAR_RATIO)}", *waiting])
+    ruled_out = [f"not CPU-bound: {not_cpu}",
                  f"not I/O-bound: {io[0]}" if io else
                  "I/O not judged: no disk I/O was recorded for it (none, or its cgroup keeps "
                  "none: Slurm on cgroup v1; network filesystems are not seen)"]
@@ -93,6 +108,20 @@ def _cpu_figure(resources: JobResources | None) -> list[str]:
     allotted = resources.cpu_allotted_seconds / resources.seen_seconds if resources.seen_seconds else None
     of = f" of {allotted:.3g} allotted CPUs" if allotted else ""
     return [f"CPU use {percent(resources.cpu_efficiency)}{of}"]
+
+
+def _cpu_waits(resources: JobResources) -> tuple[list[str], bool]:
+    """Whether a job using less than its allotment waited for CPUs: its tasks' pressure where
+    the kernel keeps it, else its CPUs saturated with others' work while it used some."""
+    pressure = resources.pressure_ratio("cpu")
+    if pressure is not None:
+        return ([f"tasks waiting for a CPU {percent(pressure)} of the time (cpu.pressure)"],
+                pressure >= CPU_PRESSURE_RATIO)
+    busy = resources.cpuset_busy_ratio
+    if busy is None:
+        return [], False
+    return ([f"its CPUs {percent(busy)} busy with its work and others'"],
+            busy >= CPU_SATURATED_RATIO and (resources.cpu_efficiency or 0) >= CPU_STARVED_RATIO)
 
 
 def _io(resources: JobResources) -> tuple[list[str], bool]:

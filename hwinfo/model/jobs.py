@@ -61,6 +61,10 @@ class JobResources:
     allotted_cpus: float | None  # the fewer of the two: what it may use at once
     # Mean CPUs busy between this hwinfo's last two readings; None after one reading.
     busy_cpus: float | None
+    # How busy its cpuset's CPUs were (their mean, its work and others', /proc/stat), in
+    # seconds counted by this hwinfo since it first read the job: where cgroup v1 keeps no
+    # CPU pressure, saturated CPUs tell a job starved by others' work. None: not read.
+    cpuset_busy_seconds: float | None
     memory_used_bytes: int | None
     memory_peak_bytes: int | None  # the kernel's high-water mark (v2: memory.peak, 5.19+)
     memory_limit_bytes: int | None  # None: no limit (or not read: see unavailable)

@@ -25,9 +25,9 @@ def test_limits_and_quotas() -> None:
 
 
 def test_cpusets() -> None:
-    assert files.cpuset_count("0-7,32-39\n") == 16
-    assert files.cpuset_count("\n") is None  # v2: empty means the parent's
-    assert files.cpuset_count("0-99999999") is None  # past any kernel's NR_CPUS
+    assert files.cpuset("0-3,32-33\n") == [0, 1, 2, 3, 32, 33]
+    assert files.cpuset("\n") is None  # v2: empty means the parent's
+    assert files.cpuset("0-99999999") is None  # past any kernel's NR_CPUS
 
 
 def test_pressure_as_psi_rst_writes_it() -> None:

@@ -222,3 +222,21 @@ def test_a_v1_kernel_that_keeps_no_block_io_per_cgroup_says_so(tmp_path: Path) -
     top.write_text("8:16 Read 1459200\n8:16 Write 0\nTotal 1459200\n")
     (job,) = _jobs(root, [DOCKER_V1.pid])
     assert [(d.device, d.read_bytes) for d in job.devices] == [("sdb", 1459200)]
+
+
+def _stat(busy: int) -> str:
+    """/proc/stat of 40 CPUs, each `busy` ticks user and 10,000 idle."""
+    return "".join(f"cpu{n} {busy} 0 0 10000 0 0 0 0 0 0\n" for n in range(40))
+
+
+def test_how_busy_the_job_s_cpus_were_with_anyone_s_work(tmp_path: Path) -> None:
+    """Its cpuset is CPUs 0-7 and 32-39; each ran a second more (whose work it was, the host's
+    counters do not say): its cpuset was busy a second on average, counted from when the
+    job was first seen."""
+    root, collector, gpu = _busy(tmp_path, SLURM_V2)
+    (root / "proc/stat").write_text(_stat(500))
+    assert collector.collect(gpu)[0].cpuset_busy_seconds is None  # no earlier reading
+    assert collector.collect(gpu)[0].cpuset_busy_seconds == 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    (root / "proc/stat").write_text(_stat(500 + ticks))
+    assert collector.collect(gpu)[0].cpuset_busy_seconds == pytest.approx(1.0)

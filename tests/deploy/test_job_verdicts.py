@@ -6,9 +6,9 @@ cache). Their processes are a scenario's GPU processes (tests/deploy/test_slurm.
 a real daemon and Prometheus record them with the shipped rules.
 
 The Slurm burner burns its one CPU at nice -19 on a machine shared with others: how much of
-it it gets is the kernel's to say, and its verdict is what that hand truth makes it (cpu-bound
-at 80 % and more; cgroup v1 cannot tell a job starved by others' work from one that needs
-less). The container's 0.25-CPU quota is far below what any process gets here: it is
+it it gets is the kernel's to say. It is cpu-bound either way: near its allotment, or starved
+by others' work on its CPU, which /proc/stat shows saturated while it runs (cgroup v1 keeps no
+CPU pressure). The container's 0.25-CPU quota is far below what any process gets here: it is
 cpu-bound, truth and verdict alike.
 
 The truth is computed by hand from the kernel's own counters over the same window: each job's
@@ -33,6 +33,7 @@ import pytest
 from conftest import require
 
 from hwinfo.collect import cgroup_files
+from hwinfo.collect.cpu_load import CpuTimes, parse_cpu_times
 from hwinfo.cpulist import format_cpulist, parse_cpulist
 from hwinfo.ledger import verdict
 from tests.deploy.container_stack import docker_image, dockerd, rootfs
@@ -62,10 +63,19 @@ class Window:
     cpu: dict[str, tuple[float, float]]  # job -> CPU seconds at start and end
     read: tuple[int, int]  # the reader's bytes read
     disk: tuple[cgroup_files.DiskStat, cgroup_files.DiskStat]  # its disk
+    host: tuple[CpuTimes, CpuTimes]  # /proc/stat
+    cpusets: dict[str, list[int]]  # Slurm job -> its cpuset's CPUs
 
     def cpu_efficiency(self, job: str, allotted: float) -> float:
         before, after = self.cpu[job]
         return (after - before) / (self.end - self.start) / allotted
+
+    def cpus_busy(self, job: str) -> float:
+        """How busy the job's CPUs were, with anyone's work: their mean busy share."""
+        before, after = self.host
+        shares = [(after[c][0] - before[c][0]) / (after[c][1] - before[c][1])
+                  for c in self.cpusets[job]]
+        return sum(shares) / len(shares)
 
 
 @dataclass
@@ -95,12 +105,18 @@ def _reader(container: str) -> tuple[int, str]:
     return read or 0, device
 
 
-def _counters(jobs: dict[str, str], containers: dict[str, str]) -> tuple[float, dict, int, cgroup_files.DiskStat]:
+def _counters(jobs: dict[str, str], containers: dict[str, str]
+              ) -> tuple[float, dict, int, cgroup_files.DiskStat, CpuTimes]:
     read, device = _reader(containers["reader"])
     disk = cgroup_files.diskstats(Path("/proc/diskstats").read_text())[device]
     cpu = {name: _slurm_cpu(job) for name, job in jobs.items()}
     cpu.update({name: _docker_cpu(c) for name, c in containers.items()})
-    return time.time(), cpu, read, disk
+    return time.time(), cpu, read, disk, parse_cpu_times(Path("/proc/stat").read_text())
+
+
+def _cpuset(job: str) -> list[int]:
+    return parse_cpulist((CGROUP / f"cpuset/slurm_{NODE}/uid_0/job_{job}"
+                                   "/cpuset.effective_cpus").read_text())
 
 
 def _disk_of(path: Path) -> str:
@@ -133,8 +149,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         for name, (_, _, _, program) in SLURM_JOBS.items():
             pids[name] = cluster.job_process(jobs[name], program)
         # The containers keep off the Slurm burner's CPU: it burns that one alone.
-        burning = set(parse_cpulist((CGROUP / f"cpuset/slurm_{NODE}/uid_0/job_{jobs['burn']}"
-                                               "/cpuset.effective_cpus").read_text()))
+        burning = set(_cpuset(jobs["burn"]))
         others = format_cpulist(sorted(set(range(os.cpu_count() or 1)) - burning)) or "0"
         client = running.enter_context(dockerd(workdir / "docker"))
         bundle = workdir / "bundle"
@@ -173,14 +188,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         every = (f"count(count_over_time(hwinfo:ledger_job_cpu_used:cpus[1m]) >= 3) == "
                  f"{len(jobs) + len(containers)}")
         wait_for("the jobs' first records", lambda: stack.query(every), timeout=90)
-        start, cpu0, read0, disk0 = _counters(jobs, containers)
+        start, cpu0, read0, disk0, host0 = _counters(jobs, containers)
         evaluations = f"count_over_time(hwinfo:ledger_evaluations:count[{round(time.time() - start) + 60}s])"
         first = float(stack.query(evaluations)[0]["value"][1])
         wait_for(f"{WINDOW_EVALUATIONS} evaluations", lambda: float(stack.query(
             evaluations)[0]["value"][1]) >= first + WINDOW_EVALUATIONS, timeout=120)
-        end, cpu1, read1, disk1 = _counters(jobs, containers)
+        end, cpu1, read1, disk1, host1 = _counters(jobs, containers)
         window = Window(start, end, {n: (cpu0[n], cpu1[n]) for n in cpu0}, (read0, read1),
-                        (disk0, disk1))
+                        (disk0, disk1), (host0, host1),
+                        {name: _cpuset(job) for name, job in jobs.items()})
         yield Lab(cluster, jobs, containers, scenario, stack, window)
 
 
@@ -201,11 +217,13 @@ def _job(lab: Lab, name: str, *more: str, env: dict[str, str] | None = None) -> 
     return json.loads(done.stdout)
 
 
-def _expected(efficiency: float, utilization: float) -> str:
-    """The verdict of a job whose GPU is `utilization` busy and CPU `efficiency`, doing no I/O."""
+def _expected(efficiency: float, utilization: float, cpus_busy: float = 0.0) -> str:
+    """The verdict of a job whose GPU is `utilization` busy, whose CPU use is `efficiency` of
+    its allotment and whose CPUs were `cpus_busy` with anyone's work, doing no I/O."""
     if utilization >= verdict.GPU_BUSY_RATIO:
         return "gpu-bound"
-    if efficiency >= verdict.CPU_NEAR_RATIO:
+    if efficiency >= verdict.CPU_NEAR_RATIO or (cpus_busy >= verdict.CPU_SATURATED_RATIO
+                                                and efficiency >= verdict.CPU_STARVED_RATIO):
         return "cpu-bound"
     return "idle" if utilization <= 0.05 else "underused"
 
@@ -215,9 +233,19 @@ def test_a_slurm_job_s_verdict_and_efficiency_are_the_hand_truth(lab: Lab, name:
     document = _job(lab, name)
     truth = lab.window.cpu_efficiency(name, 1.0)  # -c 1: a cpuset of one CPU
     assert document["cpu_efficiency"] == pytest.approx(min(1.0, truth), abs=0.1)
-    assert document["verdict"] == _expected(truth, SLURM_JOBS[name][0] / 100)
+    busy = lab.window.cpus_busy(name)
+    assert document["host"]["cpuset_busy_ratio"] == pytest.approx(busy, abs=0.1)
+    assert document["verdict"] == _expected(truth, SLURM_JOBS[name][0] / 100, busy)
     limit = CGROUP / f"memory/slurm_{NODE}/uid_0/job_{lab.jobs[name]}/memory.limit_in_bytes"
     assert document["host"]["memory_limit_bytes"] == int(limit.read_text())
+
+
+def test_the_burner_is_cpu_bound_as_its_hand_truth_says(lab: Lab) -> None:
+    """Near its allotment, or starved by others' work on its saturated CPU: cpu-bound."""
+    assert _expected(lab.window.cpu_efficiency("burn", 1.0), 0.1,
+                     lab.window.cpus_busy("burn")) == "cpu-bound"
+    document = _job(lab, "burn")
+    assert document["verdict"] == "cpu-bound"
 
 
 def test_what_slurm_says_of_the_job_beside_what_the_ledger_saw(lab: Lab) -> None:
@@ -287,7 +315,8 @@ def test_usage_by_job_has_each_job_s_efficiency_and_verdict(lab: Lab) -> None:
     assert done.returncode == 0, done.stderr
     rows = {row["job"]: row for row in json.loads(done.stdout)["rows"]}
     verdicts = {name: rows[job]["verdict"] for name, job in lab.jobs.items()}
-    assert verdicts == {name: _expected(lab.window.cpu_efficiency(name, 1.0), utilization / 100)
+    assert verdicts == {name: _expected(lab.window.cpu_efficiency(name, 1.0), utilization / 100,
+                                        lab.window.cpus_busy(name))
                         for name, (utilization, *_) in SLURM_JOBS.items()}
     assert (verdicts["idle"], verdicts["busy"]) == ("idle", "gpu-bound")
     text = hwinfo("usage", "--prometheus", lab.stack.prometheus, *_range(lab), "--by", "job",

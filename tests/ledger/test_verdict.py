@@ -20,13 +20,15 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "jobs.md"
 
 def _job(efficiency: float = 0.2, allotted: float = 4, io_busy: float = 0.0,
          io_pressure: float | None = None, read: float = 0.0, peak: float | None = None,
-         limit: float | None = None, seen: float = HOUR) -> JobResources:
+         limit: float | None = None, seen: float = HOUR, cpu_pressure: float = 0.0,
+         cpuset_busy: float = 0.0) -> JobResources:
     found = JobResources("4242", seen_seconds=seen, cpu_allotted_seconds=allotted * seen,
                          cpu_used_seconds=efficiency * allotted * seen, read_bytes=read,
                          io_busy_seconds=io_busy * seen, memory_peak_bytes=peak,
-                         memory_limit_bytes=limit)
+                         memory_limit_bytes=limit, cpuset_busy_seconds=cpuset_busy * seen)
     if io_pressure is not None:
-        found.waiting_seconds = {"io": io_pressure * seen, "cpu": 0.0, "memory": 0.0}
+        found.waiting_seconds = {"io": io_pressure * seen, "cpu": cpu_pressure * seen,
+                                 "memory": 0.0}
     return found
 
 
@@ -43,6 +45,23 @@ def test_a_data_loader_starved_of_cpus() -> None:
     assert "num_workers" in found.advice[0]
     # GPUs that did nothing at all while the CPUs worked: a CPU-only stage holding them.
     assert "CPU-only stage" in judge(0.0, _job(efficiency=1.0), INTERVAL, IDLE).advice[1]
+
+
+def test_a_job_starved_of_cpu_by_others_work() -> None:
+    """It used half its allotment, but waited for CPUs: by its pressure on cgroup v2, by its
+    CPUs saturated with others' work on v1 (where a job that used almost none is not it)."""
+    v2 = judge(0.3, _job(efficiency=0.5, io_pressure=0.0, cpu_pressure=0.45), INTERVAL, IDLE)
+    assert v2.verdict == "cpu-bound" and "CPUs of its own" in v2.advice[0]
+    assert "tasks waiting for a CPU 45% of the time (cpu.pressure)" in v2.figures
+    assert judge(0.3, _job(efficiency=0.5, io_pressure=0.0, cpu_pressure=0.1), INTERVAL,
+                 IDLE).verdict == "underused"
+    v1 = judge(0.3, _job(efficiency=0.44, cpuset_busy=1.0), INTERVAL, IDLE)
+    assert v1.verdict == "cpu-bound" and "its CPUs 100% busy with its work and others'" in v1.figures
+    assert judge(0.01, _job(efficiency=0.01, cpuset_busy=1.0), INTERVAL, IDLE).verdict == "idle"
+    # A job waiting on its disks uses little CPU: busy with others' work beside it, the disks
+    # are the cause.
+    assert judge(0.2, _job(efficiency=0.1, cpuset_busy=1.0, io_busy=0.9, read=1e9), INTERVAL,
+                 IDLE).verdict == "io-bound"
 
 
 def test_waiting_on_io_by_pressure_where_it_is_kept_else_by_the_disks() -> None:
@@ -87,8 +106,9 @@ def test_efficiency_is_used_over_allotted_cut_at_one() -> None:
 
 def test_the_documented_thresholds_are_the_code_s() -> None:
     rows = dict(re.findall(r"^\| `([A-Z_]+)` \| ([0-9.]+) \|", DOCS.read_text(), re.MULTILINE))
-    names = ("GPU_BUSY_RATIO", "CPU_NEAR_RATIO", "IO_PRESSURE_RATIO", "IO_BUSY_RATIO",
-             "MEMORY_NEAR_RATIO", "MIN_EVALUATIONS")
+    names = ("GPU_BUSY_RATIO", "CPU_NEAR_RATIO", "CPU_PRESSURE_RATIO", "CPU_SATURATED_RATIO",
+             "CPU_STARVED_RATIO", "IO_PRESSURE_RATIO", "IO_BUSY_RATIO", "MEMORY_NEAR_RATIO",
+             "MIN_EVALUATIONS")
     assert {n: float(rows[n]) for n in names} == {n: float(getattr(verdict, n)) for n in names}
 
 
