@@ -15,6 +15,9 @@ import re
 
 from hwinfo.ledger.fleet import FLAGS, HOSTS, Fit, Fleet, Host, checked, hosts_seen
 from hwinfo.ledger.prometheus import Prometheus, Sample
+from hwinfo.placement import GPU as WHOLE
+from hwinfo.placement import MIG_DEVICE, MIG_PROFILE, rank
+from hwinfo.placement import fits as takes
 
 GPU = "job, instance, gpu"
 # Each GPU's uuid and model, joined here: Prometheus 2.42 took 0.17 s to join 4,000 places of
@@ -40,14 +43,14 @@ def fit_queries(need: int) -> list[str]:
     device = f"{instance}, compute_instance_id"
     profile = f"{GPU}, profile"
     return [
-        _kind("gpu", f"({_one('hwinfo_gpu_memory_free_bytes', GPU)} >= {need}) "
+        _kind(WHOLE, f"({_one('hwinfo_gpu_memory_free_bytes', GPU)} >= {need}) "
                      f"and on({GPU}) ({_one('hwinfo_gpu_processes', GPU)} == 0)"),
         # A GPU instance's memory is each of its compute instances' (MIG devices').
-        _kind("mig_device", f"({_one('hwinfo_mig_device_info', f'{device}, profile, mig_uuid')} "
+        _kind(MIG_DEVICE, f"({_one('hwinfo_mig_device_info', f'{device}, profile, mig_uuid')} "
                             f"and on({device}) ({_one('hwinfo_mig_device_processes', device)} == 0)) "
                             f"* on({instance}) group_left() "
                             f"({_one('hwinfo_mig_gpu_instance_memory_total_bytes', instance)} >= {need})")
-        + " or " + _kind("mig_profile", f"({_one('hwinfo_mig_profile_memory_bytes', profile)} >= {need}) "
+        + " or " + _kind(MIG_PROFILE, f"({_one('hwinfo_mig_profile_memory_bytes', profile)} >= {need}) "
                                          f"and on({profile}) "
                                          f"({_one('hwinfo_mig_profile_free_instances', profile)} > 0)"),
     ]
@@ -72,9 +75,8 @@ def fits(prometheus: Prometheus, at: float, need: int,
                     if (fit := _fit(s, need, hosts, flagged.get(_gpu(s), set()),
                                     named_as.get(_gpu(s))))
                     and (model is None or model.search(fit.model))},
-                   key=lambda f: (f.memory_bytes, f.kind == "mig_profile", f.instance,
-                                  len(f.gpu), f.gpu, f.kind, f.profile or "", f.mig_uuid or "",
-                                  f.uuid, f.model))
+                   key=lambda f: (*rank(f.memory_bytes, f.kind, f.instance, f.gpu), f.kind,
+                                  f.profile or "", f.mig_uuid or "", f.uuid, f.model))
     return Fleet(at, sorted(hosts.values(), key=lambda h: h.instance), found)
 
 
@@ -91,9 +93,9 @@ def _fit(s: Sample, need: int, hosts: dict[tuple[str, str], Host], flags: set[st
     kind = labels.get("kind", "")
     mig = "hwinfo_gpu_mig_enabled" in flags
     if (host is None or host.state != "up" or named is None or "hwinfo_gpu_lost" in flags
-            or s.value < need or kind not in ("gpu", "mig_device", "mig_profile")
-            or mig != (kind != "gpu")):
+            or not takes(s.value, need) or kind not in (WHOLE, MIG_DEVICE, MIG_PROFILE)
+            or mig != (kind != WHOLE)):
         return None
     return Fit(kind, host.instance, labels.get("gpu", ""), *named, s.value,
-               labels.get("profile", "") if kind != "gpu" else None,
-               labels.get("mig_uuid", "") if kind == "mig_device" else None)
+               labels.get("profile", "") if kind != WHOLE else None,
+               labels.get("mig_uuid", "") if kind == MIG_DEVICE else None)
