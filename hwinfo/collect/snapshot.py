@@ -119,7 +119,9 @@ def _worded(exc: Exception) -> bool:
 class SnapshotCollector:
     """Holds the per-source collectors (and their static inventory) between snapshots."""
 
-    def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
+    def __init__(self, root: Root, gpu: GpuSource | None = None, claims: str | None = None,
+                 with_commands: bool = False) -> None:
+        """`claims`: the claims directory of `hwinfo run` to read; None: not read."""
         self.root = root
         # CPU first: its utilization window opens as it is built, and the others' inventory
         # is then read within the window instead of before it; their modules are imported
@@ -131,6 +133,8 @@ class SnapshotCollector:
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.gpu = gpu
+        self.claims = claims
+        self.with_commands = with_commands
 
     def close(self) -> None:
         if self.gpu is not None:
@@ -150,6 +154,12 @@ class SnapshotCollector:
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
+        claims = None
+        if self.claims is not None:
+            from hwinfo.collect.claims import read_claims
+
+            path = self.claims
+            claims = run.read("claims", lambda: read_claims(path, self.with_commands), whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -160,6 +170,7 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            claims=claims,
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,

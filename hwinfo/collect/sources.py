@@ -38,6 +38,13 @@ def scenario_owners(simulate: str) -> OwnerLookup:
         raise SetupError(str(exc)) from None
 
 
+def claims_directory(root: str) -> str:
+    """Where `hwinfo run` keeps its claims on the machine below `root` (collect/claims.py)."""
+    from hwinfo.collect.claims import directory_path
+
+    return directory_path(root)
+
+
 def open_collector(
     root: str = "/",
     simulate: str | None = None,
@@ -57,7 +64,8 @@ def open_collector(
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
         # It reads the static inventory, where a file no procfs holds is refused.
-        collector = SnapshotCollector(Root(root))
+        collector = SnapshotCollector(Root(root), claims=claims_directory(root),
+                                      with_commands=with_commands)
     except RootError as exc:
         raise SetupError(str(exc)) from None
     if gpus:
