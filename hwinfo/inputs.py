@@ -61,8 +61,10 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES,
+               prefix: bool = False) -> bytes:
     """The content of a regular file, at most `limit` bytes; `what` names it in errors.
+    `prefix`: the first `limit` bytes of a longer file, where a larger one is otherwise refused.
 
     Bounded by the bytes read, not by st_size: procfs and sysfs files say 0 and hold more.
     """
@@ -91,9 +93,9 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIM
         raise NotReadable(f"{what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if size > limit:
+    if size > limit and not prefix:
         raise InputError(f"{what}: larger than {_size(limit)}, the most accepted")
-    return b"".join(chunks)
+    return b"".join(chunks)[:limit]
 
 
 def decode_text(data: bytes, what: str) -> str:

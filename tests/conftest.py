@@ -112,6 +112,19 @@ def _private_simulated_drivers(
     monkeypatch.setenv("HWINFO_SIM_STATE_DIR", str(tmp_path_factory.mktemp("sim-state")))
 
 
+@pytest.fixture(autouse=True)
+def _no_ledger_configuration(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger commands find no engine but the one a test names: not this machine's
+    /etc/hwinfo/ledger.yml, the developer's own file, or their HWINFO_PROMETHEUS
+    (hwinfo/ledger/config.py)."""
+    nowhere = tmp_path_factory.mktemp("no-ledger-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(nowhere))
+    monkeypatch.setenv("HWINFO_LEDGER_SYSTEM_CONFIG", str(nowhere / "system-ledger.yml"))
+    monkeypatch.delenv("HWINFO_PROMETHEUS", raising=False)
+
+
 @dataclass(frozen=True)
 class Pki:
     """File names in one directory: a CA, certificates it signed, and a stranger's."""

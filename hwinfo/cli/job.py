@@ -25,7 +25,7 @@ def _job_id(text: str) -> str:
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-def job(jobid: str, url: str, ca_file: str | None, timeout: float, no_color: bool, since: float,
+def job(jobid: str, url: str | None, ca_file: str | None, timeout: float, no_color: bool, since: float,
         until: str, fmt: str) -> None:
     """A Slurm job's GPUs: held GPU-hours, busy share, utilization, peak memory, energy, advice."""
     from hwinfo.ledger import job as ledger_job

@@ -36,10 +36,13 @@ class _Parsed(click.ParamType):
 
 def _prometheus_options(fn: F) -> F:
     for option in reversed((
-        click.option("--prometheus", "url", metavar="URL", required=True,
+        click.option("--prometheus", "url", metavar="URL",
                      help="Prometheus (or Thanos, Mimir, VictoriaMetrics) query API: "
-                          "http[s]://[user:pass@]host:port[/prefix]."),
-        click.option("--ca-file", metavar="FILE", help="CA certificate to trust for an https URL."),
+                          "http[s]://host:port[/prefix]. Else $HWINFO_PROMETHEUS, else the "
+                          "url of ~/.config/hwinfo/ledger.yml or /etc/hwinfo/ledger.yml, "
+                          "which also hold a CA file and basic auth (docs/ledger-commands.md)."),
+        click.option("--ca-file", metavar="FILE",
+                     help="CA certificate to trust for an https URL (before ledger.yml's)."),
         click.option("--timeout", type=Seconds(0.1, 600), default=30.0, show_default=True,
                      help="Seconds the whole command may take: asking Prometheus, "
                           "reading its answers and writing the report."),
@@ -75,12 +78,16 @@ def _within(timeout: float, work: Callable[[], str]) -> str:
     return outcome[0]
 
 
-def _connect(url: str, ca_file: str | None, timeout: float) -> Any:
+def _connect(url: str | None, ca_file: str | None, timeout: float) -> Any:
+    """Prometheus where the options, the environment or ledger.yml say (ledger/config.py)."""
+    from hwinfo.ledger import config
     from hwinfo.ledger.prometheus import LedgerError, Prometheus
 
     try:
-        return Prometheus(url, ca_file, timeout)
-    except LedgerError as exc:
+        return Prometheus(config.resolve(url, ca_file), timeout)
+    except config.NoEngine as exc:
+        raise click.UsageError(str(exc)) from None
+    except (config.ConfigError, LedgerError) as exc:
         _fail(str(exc))
 
 
@@ -104,7 +111,7 @@ def _durations(text: str) -> float:
 @click.option("--prices", metavar="FILE", help="YAML of prices per GPU-hour and per kWh: adds a cost.")
 @click.option("--advise", is_flag=True,
               help="Which users on whole GPUs a smaller MIG profile would do for, and what it frees.")
-def usage(url: str, ca_file: str | None, timeout: float, no_color: bool, since: float,
+def usage(url: str | None, ca_file: str | None, timeout: float, no_color: bool, since: float,
           until: str, by: str, fmt: str, prices: str | None, advise: bool) -> None:
     """Who held which GPUs, busy or idle, over a range, with energy and cost."""
     from hwinfo import inputs
@@ -164,7 +171,7 @@ def _size(text: str) -> int:
               help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-def fleet(url: str, ca_file: str | None, timeout: float, no_color: bool,
+def fleet(url: str | None, ca_file: str | None, timeout: float, no_color: bool,
           need_memory: int | None, model: re.Pattern[str] | None, fmt: str) -> None:
     """Every host's GPUs now and which are free, or where a job of a given size fits."""
     from hwinfo.ledger import fits as ledger_fits

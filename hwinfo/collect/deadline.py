@@ -119,6 +119,7 @@ class GuardedGpu:
             if self._last is None:
                 raise
             raise StaleGpu(self._last, self._last_at, str(exc)) from None
+        self.inner.label(system)  # what users write is read here, never inside the deadline
         if self.stalled:
             log.warning("GPU collection answers again")
         self.stalled = False

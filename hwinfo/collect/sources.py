@@ -73,15 +73,17 @@ def open_collector(
         from hwinfo.collect.gpu.collector import GpuCollector
 
         owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+        proc_root = None
         if simulate:
             from hwinfo.collect.gpu.processes import tree_owners
 
             owners = scenario_owners(simulate)
             if processes_below_root:
-                owners = tree_owners(collector.root, owners)
+                owners, proc_root = tree_owners(collector.root, owners), collector.root
         collector.gpu = GuardedGpu(GpuCollector(
             owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples, accounting_resumed=accounting_resumed,
+            between_samples=between_samples, proc_root=proc_root,
+            accounting_resumed=accounting_resumed,
         ), nvml_timeout)
     return collector
 

@@ -28,7 +28,7 @@ def markdown_table() -> str:
     ]
     for m in all_metrics():
         labels = ", ".join(m.labels)
-        meaning = m.help + (" Off by default." if m.optional else "")
+        meaning = " ".join(filter(None, (m.help, m.bound, "Off by default." if m.optional else "")))
         rows.append(
             f"| `{m.full_name}` | {m.type} | {m.unit} | {labels} | {meaning} | "
             f"{'`' + m.json + '`' if m.json else ''} |"

@@ -111,8 +111,8 @@ def families(
     snapshot: Snapshot | None, status: DaemonStatus, selection: Selection
 ) -> list[tuple[Metric, list[Sample]]]:
     """Every selected metric with its samples for this snapshot (read once, for both formats)."""
-    chosen = [(m, list(m.read(snapshot))) for m in selection.metrics()] if snapshot else []
-    return chosen + [(m, list(m.read(status))) for m in SELF_METRICS]
+    chosen = [(m, m.samples(snapshot)) for m in selection.metrics()] if snapshot else []
+    return chosen + [(m, m.samples(status)) for m in SELF_METRICS]
 
 
 def render(snapshot: Snapshot | None, status: DaemonStatus, selection: Selection) -> Rendered:

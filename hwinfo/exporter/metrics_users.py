@@ -10,6 +10,10 @@ from hwinfo.model.snapshot import Snapshot
 
 # The user of processes whose owner hwinfo cannot name (another PID namespace, exited).
 UNKNOWN_USER = "(unknown)"
+# Jobs, pods and containers on a host's devices at once: eight GPUs shared by eight jobs
+# each, or 56 MIG devices of one job each, fit; past that (containers churned by the
+# hundred) the rest is summed per device, so a host adds at most this and one per device.
+ATTRIBUTED_SERIES_LIMIT = 64
 
 
 def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:
@@ -181,6 +185,8 @@ METRICS: tuple[Metric, ...] = (
          "container_id"),
         "gpu.gpus[].processes[].attribution",
         _attributed,
+        limit=ATTRIBUTED_SERIES_LIMIT,
+        folded=("user", "slurm_job", "pod_uid", "container_id"),
     ),
     Metric(
         "gpu_process_memory_used_bytes",

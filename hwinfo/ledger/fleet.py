@@ -20,6 +20,10 @@ STALE_AFTER_SECONDS = 60.0
 MAX_FACT = 2.0**50
 # A host that went silent within this window is listed as down; before it, it is forgotten.
 FORGET_AFTER = "1h"
+# Facts that count things: whole numbers, and integers in fleet's answers.
+COUNTS = frozenset({"hwinfo_gpu_processes", "hwinfo_gpu_user_processes",
+                    "hwinfo_mig_device_processes", "hwinfo_mig_device_user_processes",
+                    "hwinfo_mig_profile_free_instances"})
 
 # What `fleet` reads of each GPU now, in parts asked side by side, each with only the labels
 # it uses (a GPU's uuid and model from hwinfo_gpu_info alone): a 1,000-host fleet is about
@@ -59,7 +63,7 @@ class MigDevice:
     profile: str
     mig_uuid: str
     memory_total_bytes: float | None = None
-    processes: float | None = None
+    processes: int | None = None
     # user -> bytes; None: their processes are on it but NVML reports no memory for them
     holders: dict[str, float | None] = field(default_factory=dict)
 
@@ -73,7 +77,7 @@ class Profile:
     """MIG capacity not carved yet: instances of this profile that could still be created."""
 
     name: str
-    free_instances: float
+    free_instances: int
     memory_bytes: float | None = None
 
 
@@ -86,7 +90,7 @@ class Gpu:
     memory_used_bytes: float | None = None
     # What a job can get: total minus the driver's reserve minus what is used (NVML's free).
     memory_free_bytes: float | None = None
-    processes: float | None = None
+    processes: int | None = None
     mig_enabled: bool = False
     lost: bool = False
     # user -> bytes; None: their processes are on it but NVML reports no memory for them
@@ -144,11 +148,14 @@ def fleet(prometheus: Prometheus, at: float, model: re.Pattern[str] | None = Non
 
 def checked(samples: list[Sample], url: str) -> list[Sample]:
     """The samples, or a LedgerError naming the first that no GPU can have: bytes, counts
-    and flags are none negative, none past a PiB."""
+    and flags are none negative, none past a PiB, and counts whole."""
     for s in samples:
+        name = s.labels.get("__name__", "a series")
         if not 0 <= s.value <= MAX_FACT:
-            raise LedgerError(f"{url}: {s.labels.get('__name__', 'a series')} of "
-                              f"{s.value:g} cannot be a GPU's (negative or absurd)")
+            raise LedgerError(f"{url}: {name} of {s.value:g} cannot be a GPU's "
+                              "(negative or absurd)")
+        if name in COUNTS and not float(s.value).is_integer():
+            raise LedgerError(f"{url}: {name} of {s.value:g} is not a count")
     return samples
 
 
@@ -212,7 +219,7 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
                 profile = profiles[pkey] = Profile(pkey[3], 0)
                 gpu.profiles.append(profile)
             if name == "hwinfo_mig_profile_free_instances":
-                profile.free_instances = s.value
+                profile.free_instances = int(s.value)
             else:
                 profile.memory_bytes = s.value
         else:
@@ -224,7 +231,7 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
         for device in _devices_of(devices, instances, gkey, labels):
             name = s.labels.get("__name__", "")
             if name == "hwinfo_mig_device_processes":
-                device.processes = s.value
+                device.processes = int(s.value)
             elif name == "hwinfo_mig_device_user_memory_used_bytes":
                 device.holders[labels.get("user", "")] = s.value
             elif name == "hwinfo_mig_device_user_processes" and s.value > 0:
@@ -258,7 +265,7 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
     elif name == "hwinfo_gpu_memory_free_bytes":
         gpu.memory_free_bytes = value
     elif name == "hwinfo_gpu_processes":
-        gpu.processes = value
+        gpu.processes = int(value)
     elif name == "hwinfo_gpu_mig_enabled":
         gpu.mig_enabled = value == 1
     elif name == "hwinfo_gpu_lost":

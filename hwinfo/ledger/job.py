@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
+from hwinfo.ledger.units import utc
 from hwinfo.ledger.usage import ledger_group, plausible, smallest_fit, window
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
@@ -126,8 +127,8 @@ def job(prometheus: Prometheus, job_id: str, since: float, until: float) -> Job:
     interval = group.interval_seconds
     gpus = _gpus(figures, interval)
     if not gpus:
-        raise LedgerError(f"Slurm job {job_id}: no GPU process of it between the two times "
-                          f"at {prometheus.url}")
+        raise LedgerError(f"Slurm job {job_id}: no GPU process of it between {utc(since)} and "
+                          f"{utc(until)} at {prometheus.url}")
     found = Job(job_id, since, until, interval, gpus)
     found.advice = _advise(found, _profiles(offered))
     if any(g.unknown_gpu_seconds and g.gpu_instance_id for g in gpus):

@@ -8,17 +8,19 @@ text shows hours, GiB and kWh. A figure not available is null in JSON, empty in 
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 from collections import Counter
 from typing import Any
 
 from hwinfo.escape import printable_copy, to_json
+from hwinfo.inputs import decimal
 from hwinfo.ledger.fleet import Fleet, Gpu, Host
+from hwinfo.ledger.units import duration_text, figure, hours
+from hwinfo.ledger.units import utc as _when  # job_render's name for it too
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration, percent, size
+from hwinfo.render.units import percent, size
 
 NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
@@ -26,10 +28,6 @@ _USAGE_FIELDS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds"
                  "unknown_gpu_seconds", "accounted_gpu_seconds", "mean_utilization_ratio",
                  "peak_memory_bytes", "energy_joules", "device_judged_gpu_seconds",
                  "unmetered_gpu_seconds", "unseen_gpu_seconds")
-
-
-def _when(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _usage_record(row: Usage, with_cost: bool) -> dict[str, Any]:
@@ -77,11 +75,9 @@ def _number(value: float | str | None) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0")
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.1f}"
+    # 969300.0000001 is 969300 to a millionth: "969300", not "969300.".
+    return str(int(value)) if float(value).is_integer() else \
+        f"{value:.6f}".rstrip("0").rstrip(".")
 
 
 def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
@@ -90,7 +86,8 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     section = Section(f"GPU usage by {ledger.by}, {_when(ledger.since)} to {_when(ledger.until)}",
                       style)
     section.line(f"GPU-hours: hours of one whole GPU (a 3g.40gb of an A100 held an hour is "
-                 f"0.43); range {duration(span)}, rules every {ledger.interval_seconds:g} s")
+                 f"0.43); range {duration_text(span)}, rules every "
+                 f"{duration_text(ledger.interval_seconds)}")
     header = [ledger.by.upper(), "HELD", "BUSY", "IDLE", "UNKNOWN", "UTIL", "PEAK MEM", "kWh"]
     unseen = bool(ledger.total.unseen_gpu_seconds)
     if unseen:
@@ -99,21 +96,21 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
         header.append(f"COST {currency}".strip())
     rows = []
     for row in [*ledger.rows, ledger.total]:
-        cells = [TOTAL if row is ledger.total else row.key, _hours(row.held_gpu_seconds),
-                 _hours(row.busy_gpu_seconds), _hours(row.idle_held_gpu_seconds),
-                 _hours(row.unknown_gpu_seconds),
+        cells = [TOTAL if row is ledger.total else row.key, hours(row.held_gpu_seconds),
+                 hours(row.busy_gpu_seconds), hours(row.idle_held_gpu_seconds),
+                 hours(row.unknown_gpu_seconds),
                  NA if row.mean_utilization_ratio is None else percent(row.mean_utilization_ratio),
                  NA if row.peak_memory_bytes is None else size(row.peak_memory_bytes),
-                 f"{row.energy_joules / JOULES_PER_KWH:.1f}"]
+                 figure(row.energy_joules / JOULES_PER_KWH)]
         if unseen:
-            cells.insert(5, "" if row.unseen_gpu_seconds is None else _hours(row.unseen_gpu_seconds))
+            cells.insert(5, "" if row.unseen_gpu_seconds is None else hours(row.unseen_gpu_seconds))
         if currency is not None:
-            cells.append(NA if row.cost is None else f"{row.cost:.2f}")
+            cells.append(NA if row.cost is None else figure(row.cost, 2))
         rows.append(cells)
     section.table(header, rows, right=[False] + [True] * (len(header) - 1))
     if any(row.accounted_gpu_seconds for row in ledger.rows):
         section.line("HELD includes short jobs NVML accounting saw between samples "
-                     f"({_hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE; "
+                     f"({hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE; "
                      "those that ended while a host's hwinfo was down count only where it kept "
                      "a --state-dir")
     if ledger.advice is not None:
@@ -129,22 +126,23 @@ def _advice_lines(section: Section, ledger: Ledger) -> None:
     for a in ledger.advice or ():
         peak = NA if a.peak_memory_bytes is None else size(a.peak_memory_bytes)
         mean = NA if a.mean_utilization_ratio is None else percent(a.mean_utilization_ratio)
-        what = {"release": f"idle: release it, frees {_hours(a.freed_gpu_seconds)} GPU-hours",
-                "profile": f"{a.profile} would do: frees {_hours(a.freed_gpu_seconds)} GPU-hours",
+        what = {"release": f"idle: release it, frees {hours(a.freed_gpu_seconds)} GPU-hours",
+                "profile": f"{a.profile} would do: frees {hours(a.freed_gpu_seconds)} GPU-hours",
                 "none": "no smaller MIG profile holds this",
                 "no_profile_data": "no verdict: no MIG profile data for this model"}[a.verdict]
         section.line(f"{a.user} on GPU {a.gpu} of {a.instance} ({a.model}): "
-                     f"{_hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")
+                     f"{hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")
     idle = [row for row in ledger.rows if row.idle_held_gpu_seconds > 0]
     if idle and ledger.by == "user":
-        wasted = ", ".join(f"{row.key} {_hours(row.idle_held_gpu_seconds)}"
+        wasted = ", ".join(f"{row.key} {hours(row.idle_held_gpu_seconds)}"
                            for row in sorted(idle, key=lambda r: -r.idle_held_gpu_seconds))
         section.line(f"GPU-hours held idle (wasted): {wasted}")
 
 
 def _gpu_record(gpu: Gpu) -> dict[str, Any]:
     return {
-        "index": gpu.index, "uuid": gpu.uuid, "model": gpu.model,
+        # An integer, as NVML numbers GPUs; null where the engine's label is not one.
+        "index": decimal(gpu.index), "uuid": gpu.uuid, "model": gpu.model,
         "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
         "memory_free_bytes": gpu.memory_free_bytes,
         "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
@@ -167,7 +165,7 @@ def fleet_json(fleet: Fleet) -> str:
         for record, host in zip(hosts, fleet.hosts):
             record["gpus"] = [_gpu_record(g) for g in host.gpus]
     else:
-        document["fits"] = [f.__dict__ for f in fleet.fits]
+        document["fits"] = [{**f.__dict__, "gpu": decimal(f.gpu)} for f in fleet.fits]
     return to_json(document) + "\n"
 
 
@@ -202,9 +200,10 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
             rows.append([host.instance, "", "", "", _host_state(host), ""])
         for gpu in host.gpus:
             memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
-            carve = ", ".join(f"{p.name}×{p.free_instances:g}" for p in gpu.profiles
+            carve = ", ".join(f"{p.name}×{p.free_instances}" for p in gpu.profiles
                               if p.free_instances > 0)
-            who = _holders(gpu.holders) + (f"; can create {carve}" if carve else "")
+            who = "; ".join(part for part in (_holders(gpu.holders),
+                                              carve and f"can create {carve}") if part)
             rows.append([host.instance, gpu.index, gpu.model, memory,
                          _gpu_state(gpu, host.state), who])
     section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], rows,
@@ -219,12 +218,15 @@ def _host_state(host: Host) -> str:
 
 
 def _fits_lines(section: Section, fleet: Fleet, need_memory: int, style: Style) -> None:
-    """The hosts counted, those that offer nothing (down or stale), then the fits."""
+    """The hosts counted, those that offer nothing (down, stale, or up with no place that
+    fits), then the fits."""
     states = Counter(host.state for host in fleet.hosts)
     count = len(fleet.hosts)
     section.line(f"{count:,} host{'' if count == 1 else 's'}: " + ", ".join(
         f"{states[state]:,} {state}" for state in ("up", "stale", "down") if states[state]))
-    absent = [[host.instance, _host_state(host)] for host in fleet.hosts if host.state != "up"]
+    offering = {fit.instance for fit in fleet.fits or ()}
+    absent = [[host.instance, _host_state(host) if host.state != "up" else "up, nothing that fits"]
+              for host in fleet.hosts if host.instance not in offering]
     if absent:
         section.line("offering nothing now:")
         section.table(["HOST", "STATE"], absent, indent=2, keep_colour=False)

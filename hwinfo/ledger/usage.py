@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from hwinfo.ledger import queries, rollup
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample, together
+from hwinfo.ledger.units import duration_text, hours, utc
 
 BY = ("user", "host", "model", "job", "pod", "container")
 _LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
@@ -205,8 +206,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
                          if by in ATTRIBUTED_BY else queries.HELD_RECORD)
     interval = group.interval_seconds
     if until - since < interval:
-        raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
-                          f"interval ({interval:g} s): no figure can be told for it")
+        raise WindowError(f"the range ({duration_text(until - since)}) is shorter than the "
+                          f"ledger rules' interval ({duration_text(interval)}): no figure can "
+                          "be told for it")
     if since <= 0 or since >= time.time():
         raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
                           + ": nothing was recorded in it")
@@ -218,8 +220,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
     gpus = _models([*rolled, *(s.labels for s in samples if s.labels.get("measure") == "gpus")])
     if not gpus:
-        raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
-                          "is it scraping hwinfo serve?")
+        raise LedgerError(f"{prometheus.url} has no hwinfo series between {utc(since)} and "
+                          f"{utc(until)}: is it scraping hwinfo serve?")
     # The series of the count that holds the most evaluations (one, unless relabelled apart).
     evaluations = max((s.value for s in samples if s.labels.get("measure") == "evaluations"),
                       default=0.0)
@@ -238,9 +240,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     # Held shares but no count: recorded by rules older than the count; coverage unknown.
     covered = evaluations * interval if evaluations >= 1 else None
     if covered is not None and covered > until - since + 1.5 * interval:
-        raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
-                          f"of a {until - since:g} s range: rules loaded twice, or overlapping "
-                          "roll-ups; no figure can be trusted")
+        raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for "
+                          f"{duration_text(covered)} of a {duration_text(until - since)} range: "
+                          "rules loaded twice, or overlapping roll-ups; no figure can be trusted")
     _possible(total, len(gpus), covered if covered is not None else until - since, interval,
               prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
@@ -249,10 +251,6 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
                                           prometheus.url), interval, ledger.notes)
     return ledger
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.1f}"
 
 
 def _add_unseen(rows: list[Usage], unseen: list[Sample], label: str, interval: float) -> None:
@@ -270,8 +268,8 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
     notes, total = ledger.notes, ledger.total
     span = min(ledger.until, now) - ledger.since  # the future is not time the rules missed
     if ledger.until - now > ledger.interval_seconds:
-        notes.append(f"the range ends {ledger.until - now:.0f} s from now: what is still to "
-                     "come is in no figure")
+        notes.append(f"the range ends {duration_text(ledger.until - now)} from now: what is "
+                     "still to come is in no figure")
     if not any(row.held_gpu_seconds for row in ledger.rows):
         notes.append(f"no {ledger.by} held a GPU in this range" if ledger.by in ATTRIBUTED_BY
                      else "no GPU was held in this range")
@@ -279,22 +277,23 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
         notes.append("recorded by ledger rules that did not count their evaluations (before "
                      "hwinfo-ledger.yml was updated): time they did not cover cannot be told")
     elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
-        notes.append(f"the rules evaluated {ledger.covered_seconds:g} s of the range's {span:g} s "
-                     "(not loaded yet, or Prometheus down): the rest is in no figure")
+        notes.append(f"the rules evaluated {duration_text(ledger.covered_seconds)} of the "
+                     f"range's {duration_text(span)} (not loaded yet, or Prometheus down): the "
+                     "rest is in no figure")
     hosts: dict[str, float] = defaultdict(float)
     for s in unseen:
         hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds
     if hosts:
         notes.append("not seen (down or stale), charged to no one: " + ", ".join(
-            f"{host} {_hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
+            f"{host} {hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
     unmetered = [row.key for row in ledger.rows if row.unmetered_gpu_seconds > 0]
     if unmetered:
         notes.append(f"NVML reported no memory for some processes on GPUs held by {', '.join(unmetered)}: "
                      "those GPUs were split among their holders by process count")
     if total.device_judged_gpu_seconds > 0:
         notes.append("busy or idle judged by the device's activity, not the holder's own "
-                     f"(no per-process samples): {_hours(total.device_judged_gpu_seconds)} of "
-                     f"{_hours(total.held_gpu_seconds)} GPU-hours held")
+                     f"(no per-process samples): {hours(total.device_judged_gpu_seconds)} of "
+                     f"{hours(total.held_gpu_seconds)} GPU-hours held")
     if prices is not None:
         for model in sorted(total.unpriced_models):
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
@@ -307,12 +306,12 @@ def _possible(total: Usage, gpus: int, covered: float, interval: float, url: str
     held = total.held_gpu_seconds - total.accounted_gpu_seconds
     slack = 2 * interval * max(gpus, 1)
     if held > gpus * (covered + interval) + slack:
-        raise LedgerError(f"{url}: {held:g} GPU-seconds held in {covered:g} s of {gpus} GPUs "
-                          "cannot be: no figure can be trusted")
+        raise LedgerError(f"{url}: {hours(held)} GPU-hours held in {duration_text(covered)} of "
+                          f"{gpus} GPUs cannot be: no figure can be trusted")
     parts = total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds
     if parts > held + slack:
-        raise LedgerError(f"{url}: busy, idle and unknown ({parts:g} GPU-seconds) are more than "
-                          f"held ({held:g}): no figure can be trusted")
+        raise LedgerError(f"{url}: busy, idle and unknown ({hours(parts)} GPU-hours) are more "
+                          f"than held ({hours(held)}): no figure can be trusted")
 
 
 def plausible(samples: list[Sample], url: str) -> list[Sample]:

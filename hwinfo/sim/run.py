@@ -46,11 +46,13 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
     """Run argv with the simulator in place of the driver; its exit status. With `live`, the
     scenario's processes are backed by real placeholder processes (live.py) meanwhile."""
     if live:
-        from hwinfo.sim.live import live_processes
+        from hwinfo.sim.live import TooManyProcesses, live_processes
 
         try:
             with live_processes(scenario) as rebound:
                 return _call(str(rebound), argv)
+        except TooManyProcesses as exc:
+            raise RunError(str(exc)) from None
         except OSError as exc:
             raise RunError(f"cannot start placeholder processes: {exc}") from None
     return _call(scenario, argv)

@@ -245,7 +245,7 @@ def test_fleet_offers_only_memory_a_job_can_get(run: Run) -> None:
         assert whole_gpus(size) == [], size
     fits = whole_gpus("39GiB")
     assert [(f["instance"], f["gpu"]) for f in fits] == [
-        (run.daemons["restarts"].removeprefix("http://"), "1")]
+        (run.daemons["restarts"].removeprefix("http://"), 1)]
     assert fits[0]["memory_bytes"] / 2**30 == pytest.approx(39.4, abs=0.05)
 
 
@@ -256,7 +256,7 @@ def test_short_windows_are_answered_or_refused(run: Run) -> None:
     assert near(ana["held_gpu_seconds"], 0.25 * 2, 0.25 * 2 * INTERVAL)
     short = hwinfo("usage", "--prometheus", run.stack.prometheus, "--since", "500ms")
     assert short.returncode == 2 and one_error_line(short.stderr).endswith(
-        "the range (0.5 s) is shorter than the ledger rules' interval (1 s): no figure can be told for it")
+        "the range (500ms) is shorter than the ledger rules' interval (1s): no figure can be told for it")
     # A window that began before the rules' first evaluation: the time they did not cover is
     # said, and charged to no one.
     lab_age = run.until - run.started

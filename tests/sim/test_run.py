@@ -208,6 +208,25 @@ def test_placeholders_show_names_that_are_not_utf8_as_their_bytes(tmp_path: Path
     assert (name, argv) == ("\udcc7\udcd1", ["/opt/caf\udce9/\udcc7\udcd1", "--x"])
 
 
+def test_more_processes_than_placeholders_are_refused_in_one_line(tmp_path: Path) -> None:
+    """The scenario reader takes 50,000 processes; --live-processes starts at most
+    MAX_LIVE_PROCESSES, and refuses more before it starts anything."""
+    from hwinfo.sim.live import MAX_LIVE_PROCESSES
+
+    scenario = tmp_path / "crowded.json"
+    scenario.write_text(json.dumps({"format": 1, "gpus": [{"board": "T4", "processes": [
+        {"pid": 1000 + n, "used_memory_mib": 1} for n in range(MAX_LIVE_PROCESSES + 1)]}]}))
+    ran = tmp_path / "ran"
+    run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", str(scenario), "--",
+                          "touch", str(ran)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "TMPDIR": str(tmp_path)}, check=False)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.strip().count("\n") == 0
+    assert f"{MAX_LIVE_PROCESSES + 1} visible processes" in run.stderr
+    assert f"at most {MAX_LIVE_PROCESSES}" in run.stderr
+    assert not ran.exists() and list(tmp_path.glob("hwinfo-live-*")) == []
+
+
 def test_placeholders_die_with_a_killed_run() -> None:
     parent = subprocess.Popen([*HWINFO, "sim", "run", "--live-processes", "cloud-t4", "--",
                                "sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

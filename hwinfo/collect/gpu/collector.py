@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.gpm import GpmReader, Key
     from hwinfo.collect.gpu.mig import GpuInstanceProfile
     from hwinfo.collect.gpu.processes import OwnerLookup
+    from hwinfo.collect.job_labels import JobLabels
+    from hwinfo.collect.sysfs import Root
 
 log = get_logger("hwinfo.gpu")
 
@@ -54,12 +56,17 @@ class GpuCollector:
         with_processes: bool = True,
         with_commands: bool = False,
         between_samples: bool = False,
+        proc_root: Root | None = None,
         accounting_resumed: Mapping[str, Judged] | None = None,
     ) -> None:
         """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
+        `proc_root`: where those owners' /proc is, for what label() reads; None: this
+        machine's with local_owner, else nowhere (a scenario's processes have none).
         `accounting_resumed`: what an earlier daemon had judged of the accounting buffers
         (accounting_state.py)."""
         self.owner_of = owner_of
+        self.proc_root = proc_root
+        self._labels: JobLabels | None = None
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
@@ -109,10 +116,10 @@ class GpuCollector:
         """The readers that keep state between samples, made once NVML has started."""
         from hwinfo.collect.gpu.accounting import AccountedProcesses
         from hwinfo.collect.gpu.gpm import GpmReader
-        from hwinfo.collect.gpu.processes import local_owner
+        from hwinfo.collect.gpu.processes import live_root, local_owner
 
         if self.owner_of is None:
-            self.owner_of = local_owner
+            self.owner_of, self.proc_root = local_owner, self.proc_root or live_root()
         if self._gpm is None:
             self._gpm = GpmReader()
         if self._accounted is None and self.between_samples and self.with_processes:
@@ -122,6 +129,18 @@ class GpuCollector:
     def accounting_judged(self) -> Mapping[str, Judged] | None:
         """What a daemon keeps of the accounting buffers for the next one; None: nothing."""
         return None if self._accounted is None else self._accounted.judged
+
+    def label(self, system: GpuSystem) -> None:
+        """Name the jobs and pods of a sample's processes (array tasks, pod names) from what
+        their users write: after the sample, off the NVML thread and outside its deadline."""
+        if self.proc_root is None or system.gpus is None or not self.with_processes:
+            return
+        from hwinfo.collect.gpu.processes import user_rollup
+        from hwinfo.collect.job_labels import JobLabels
+
+        self._labels = self._labels or JobLabels()
+        self._labels.apply(self.proc_root, (p for g in system.gpus for p in g.all_processes()))
+        system.users = user_rollup(system.gpus)  # its rows list the labels
 
     def close(self) -> None:
         if self._xids is not None:

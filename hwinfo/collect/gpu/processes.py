@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any, NamedTuple
 
+from hwinfo import inputs
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.cgroup import read_attribution
 from hwinfo.collect.gpu.nvml import Reader
@@ -55,6 +56,7 @@ def local_owner(pid: int) -> ProcessOwner | None:
         proc = psutil.Process(pid)
         with proc.oneshot():
             user = proc.username()
+            uid = proc.uids().real
             try:
                 command = " ".join(proc.cmdline()) or proc.name()
             except psutil.AccessDenied:  # hidepid, or another user's process under hardening
@@ -68,7 +70,7 @@ def local_owner(pid: int) -> ProcessOwner | None:
         return None
     except psutil.AccessDenied:
         return ProcessOwner(None, None)
-    attribution = read_attribution(_live_root(), pid)
+    attribution = read_attribution(live_root(), pid, uid)
     if times is None:
         return ProcessOwner(user, command, started_at=started, attribution=attribution)
     return ProcessOwner(user, command, None, started, times.user + times.system, resident,
@@ -76,7 +78,8 @@ def local_owner(pid: int) -> ProcessOwner | None:
 
 
 @cache
-def _live_root() -> Root:
+def live_root() -> Root:
+    """This machine's /proc, where local_owner looks processes up."""
     return Root("/")
 
 
@@ -101,9 +104,10 @@ def tree_owners(root: Root, fallback: OwnerLookup) -> OwnerLookup:
         if status is None:
             return fallback(pid)
         command = " ".join(cmdline.split("\x00")).strip() or _status_field(status, "Name")
-        uid = (_status_field(status, "Uid") or "").split()[:1]
-        user = _user_name(root, uid[0]) if uid and uid[0].isdigit() else None
-        return ProcessOwner(user, command, attribution=read_attribution(root, pid))
+        real = next(iter((_status_field(status, "Uid") or "").split()), "")
+        user = _user_name(root, real) if real.isdigit() else None
+        return ProcessOwner(user, command,
+                            attribution=read_attribution(root, pid, inputs.decimal(real)))
 
     return owner_of
 

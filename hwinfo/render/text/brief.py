@@ -14,7 +14,7 @@ from hwinfo.model.memory import Memory
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.gpu import SUMMARY_ALIGN, SUMMARY_HEADER, SUMMARY_WIDTHS, summary_row
 from hwinfo.render.text.gpu_processes import user_totals
-from hwinfo.render.text.layout import WIDTH, Section
+from hwinfo.render.text.layout import WIDTH, Section, clip
 from hwinfo.render.text.memory import share
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, duration, or_na, size
@@ -37,7 +37,7 @@ _ML_TIERS = (
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+    return clip(text, WIDTH)
 
 
 def _ml_short(flags: list[str]) -> str:

@@ -11,7 +11,7 @@ from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughp
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
-from hwinfo.render.text.layout import Section
+from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, or_na, percent, size
 
@@ -94,9 +94,7 @@ def _process_count(gpu: Gpu) -> str:
 
 def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
-    name = _short_name(gpu.name)
-    if len(name) > _NAME_WIDTH:
-        name = name[: _NAME_WIDTH - 1] + "…"
+    name = clip(_short_name(gpu.name), _NAME_WIDTH)
     # Imported where a GPU is shown: the health rules cost a report without GPUs 10 ms,
     # their findings' types 2 ms.
     from hwinfo.health.findings import Severity

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
-from hwinfo.render.text.layout import Section
+from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.units import NA, duration, or_na, percent, size, size_short
 
 
@@ -17,9 +17,15 @@ def process_owner(proc: GpuProcess) -> tuple[str, str]:
     return proc.user or "?", proc.command or proc.name or "?"
 
 
+# A user, job, pod or unit name is whatever its owner chose (a unit name may be 255 characters,
+# a pod's 253): one that long would widen every row of its table, so it is cut with a mark.
+# The widest name a runtime gives fits: "slurm:4294967295.interactive", "podman:<12> (rootless)".
+NAME_WIDTH = 32
+
+
 def _job_cell(proc: GpuProcess) -> str | None:
     """The Slurm job, container, pod or unit its cgroup names; "-": none; None: not read."""
-    return None if proc.attribution is None else proc.attribution.label
+    return None if proc.attribution is None else clip(proc.attribution.label, NAME_WIDTH)
 
 
 def _percent_cell(ratio: float | None) -> str | None:
@@ -32,7 +38,7 @@ def _percent_cell(ratio: float | None) -> str | None:
 _COLUMNS: tuple[tuple[str, bool, Callable[[str, GpuProcess], str | None], bool], ...] = (
     ("MIG", True, lambda where, p: where or None, False),
     ("PID", True, lambda where, p: str(p.pid), True),
-    ("User", False, lambda where, p: process_owner(p)[0], True),
+    ("User", False, lambda where, p: clip(process_owner(p)[0], NAME_WIDTH), True),
     ("Job", False, lambda where, p: _job_cell(p), False),
     ("Memory", True, lambda where, p: or_na(p.used_memory_bytes, size).replace(NA, "n/a"), True),
     ("T", False, lambda where, p: {"compute": "C", "graphics": "G"}.get(p.type, "C+G"), True),
@@ -96,7 +102,7 @@ _JOBS_SHOWN = 3
 
 
 def _jobs(attributions: list[str]) -> str:
-    shown = ", ".join(attributions[:_JOBS_SHOWN])
+    shown = ", ".join(clip(label, NAME_WIDTH) for label in attributions[:_JOBS_SHOWN])
     more = len(attributions) - _JOBS_SHOWN
     return shown + (f" +{more}" if more > 0 else "")
 
@@ -107,7 +113,7 @@ def render_users(users: list[UserUsage], section: Section) -> None:
     totals = user_totals(users)
     with_jobs = any(t.attributions for t in totals)
     rows = [
-        [t.user or "(unknown)", ",".join(map(str, t.gpu_indices)),
+        [clip(t.user or "(unknown)", NAME_WIDTH), ",".join(map(str, t.gpu_indices)),
          or_na(t.used_memory_bytes, size).replace(NA, "n/a"), str(t.processes),
          *([_jobs(t.attributions)] if with_jobs else [])]
         for t in totals

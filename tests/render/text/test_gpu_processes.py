@@ -90,3 +90,30 @@ def test_sm_cpu_rss_and_time_of_a_real_process(tmp_path: Path) -> None:
     assert header == ["PID", "User", "Memory", "T", "SM", "Command"]
     assert [row[4] for row in rows] == ["n/a", "n/a", "5%", "n/a"]
     assert all(row[1] == "?" for row in rows)
+
+
+def test_long_names_are_cut_with_a_mark_not_widening_every_row(tmp_path: Path) -> None:
+    """A 255-character unit and a 100,000-character user name (a tree's passwd) stay within
+    their columns, cut with "…"; the other processes' rows keep the table's width."""
+    from hwinfo.render.text.gpu_processes import NAME_WIDTH
+    from tests.fixtures.cgroups import attributed_tree, write_process
+
+    root = attributed_tree(tmp_path)
+    long_user = "u" * 100_000
+    (root / "etc/passwd").write_text((root / "etc/passwd").read_text() + f"{long_user}:x:1001:1001::/h:/bin/sh\n")
+    unit = "x" * 247 + ".service"
+    write_process(root, 2264, 1001, "/usr/bin/gnome-shell", f"0::/system.slice/{unit}\n".encode())
+    done = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--simulate", "workstation-geforce",
+                           "--root", str(root), "--no-color"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    lines = done.stdout.splitlines()
+    row = next(line for line in lines if " 2264 " in line)
+    assert f"{long_user[:NAME_WIDTH - 1]}…" in row and f"{unit[:NAME_WIDTH - 1]}…" in row
+    assert long_user not in done.stdout and unit not in done.stdout
+    # The two columns are NAME_WIDTH wide, so every row of the table is as before.
+    header = lines[max(i for i, line in enumerate(lines[:lines.index(row)])
+                       if line.lstrip().startswith("PID"))]
+    assert header.index("Job") - header.index("User") == NAME_WIDTH + 2
+    assert header.index("Memory") - header.index("Job") < NAME_WIDTH + 2 + len("Memory")
+    users = done.stdout[done.stdout.index("GPU users"):]
+    assert f"{long_user[:NAME_WIDTH - 1]}…" in users and long_user not in users
