@@ -20,7 +20,12 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class StartError(Exception):
-    """The command could not be started; one line for a person."""
+    """The command could not be started; one line for a person, and the exit status a shell
+    gives for it (127: not found, 126: not executable)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def start(argv: Sequence[str], env: Mapping[str, str],
@@ -30,7 +35,7 @@ def start(argv: Sequence[str], env: Mapping[str, str],
     running on what the caller held for it."""
     program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
     if program is None:
-        raise StartError(f"command not found: {argv[0]}")
+        raise StartError(f"command not found: {argv[0]}", 127)
     # A hook between fork and exec can deadlock on a lock another thread held at the fork;
     # this one calls only prctl, getppid and kill, and `hwinfo run` has ended its NVML thread.
     hook = _dying_with(os.getpid()) if die_with_caller else None
@@ -38,9 +43,9 @@ def start(argv: Sequence[str], env: Mapping[str, str],
         return subprocess.Popen(list(argv), executable=program, env=dict(env),
                                 preexec_fn=hook)  # noqa: PLW1509
     except FileNotFoundError:
-        raise StartError(f"command not found: {argv[0]}") from None
+        raise StartError(f"command not found: {argv[0]}", 127) from None
     except PermissionError:
-        raise StartError(f"command is not executable: {argv[0]}") from None
+        raise StartError(f"command is not executable: {argv[0]}", 126) from None
 
 
 def _dying_with(caller: int) -> Callable[[], None]:

@@ -10,28 +10,9 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from hwinfo.cli.options import Command, Seconds, use_color
+from hwinfo.cli.options import Command, Parsed, Seconds, duration, size, use_color
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Parsed(click.ParamType):
-    """A value read by one of the ledger's parsers (ledger/units.py), refused in one line."""
-
-    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
-        self.name, self.parse = name, parse
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        # Checked here, not with the other options' (options.py): what those see is parsed,
-        # and an empty pattern parses, matching every model.
-        if not value.strip():
-            self.fail("needs a value, not an empty string", param, ctx)
-        try:
-            return self.parse(value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 def _prometheus_options(fn: F) -> F:
@@ -91,15 +72,9 @@ def _connect(url: str | None, ca_file: str | None, timeout: float) -> Any:
         _fail(str(exc))
 
 
-def _durations(text: str) -> float:
-    from hwinfo.ledger.units import duration_seconds
-
-    return duration_seconds(text)
-
-
 @click.command(cls=Command)
 @_prometheus_options
-@click.option("--since", "since", type=_Parsed("duration", _durations), default="7d",
+@click.option("--since", "since", type=Parsed("duration", duration), default="7d",
               show_default=True, help="How far back from --until: 30s, 12h, 7d, 1h30m.")
 @click.option("--until", "until", default="now", show_default=True,
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
@@ -156,18 +131,12 @@ def _pattern(text: str) -> re.Pattern[str]:
         raise ValueError(f"{text!r} is not a regular expression: {exc}") from None
 
 
-def _size(text: str) -> int:
-    from hwinfo.ledger.units import size_bytes
-
-    return size_bytes(text)
-
-
 @click.command(cls=Command)
 @_prometheus_options
-@click.option("--need-memory", type=_Parsed("size", _size), metavar="SIZE",
+@click.option("--need-memory", type=Parsed("size", size), metavar="SIZE",
               help="Where a job needing this much GPU memory fits now (40GiB, 512MiB), "
                    "instead of every GPU.")
-@click.option("--model", type=_Parsed("regex", _pattern), metavar="REGEX",
+@click.option("--model", type=Parsed("regex", _pattern), metavar="REGEX",
               help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)

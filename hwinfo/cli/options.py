@@ -69,6 +69,39 @@ class Seconds(click.ParamType):
         return "SECONDS"
 
 
+class Parsed(click.ParamType):
+    """A value read by a parser that raises ValueError (ledger/units.py), refused in one line."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        # Checked here, not with the other options' (options.py): what those see is parsed,
+        # and an empty pattern parses, matching every model.
+        if not value.strip():
+            self.fail("needs a value, not an empty string", param, ctx)
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def duration(text: str) -> float:
+    """A duration as people type it (30s, 12h, 1h30m), in seconds; for Parsed."""
+    from hwinfo.ledger.units import duration_seconds
+
+    return duration_seconds(text)
+
+
+def size(text: str) -> int:
+    """A size as people type it (40GiB, 512MiB), in bytes; for Parsed."""
+    from hwinfo.ledger.units import size_bytes
+
+    return size_bytes(text)
+
+
 def _param(ctx: click.Context, name: str) -> click.Parameter:
     return next(p for p in ctx.command.params if p.name == name)
 

@@ -163,7 +163,7 @@ def read_claims(path: str, with_commands: bool = False) -> Claims:
 
 
 def to_claims(path: str, reading: Reading, with_commands: bool) -> Claims:
-    names = _user_names()
+    names = user_namer()
     return Claims(
         path, True,
         [Claim(e.devices, names(e.uid), e.uid, e.pid, e.since, *_command(e.argv, with_commands),
@@ -289,7 +289,7 @@ def _command(argv: list[str], with_commands: bool) -> tuple[str, str | None]:
     return os.path.basename(argv[0]) or argv[0], shlex.join(argv) if with_commands else None
 
 
-def _user_names() -> Callable[[int], str | None]:
+def user_namer() -> Callable[[int], str | None]:
     """uid -> user name (None: no name), each looked up once per reading."""
     known: dict[int, str | None] = {}
 

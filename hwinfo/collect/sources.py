@@ -11,6 +11,7 @@ from hwinfo.collect.sysfs import Root, RootError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from hwinfo.collect.deadline import GuardedGpu
     from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.gpu.processes import OwnerLookup
     from hwinfo.collect.remote import RemoteCollector
@@ -69,23 +70,40 @@ def open_collector(
     except RootError as exc:
         raise SetupError(str(exc)) from None
     if gpus:
-        from hwinfo.collect.deadline import GuardedGpu
-        from hwinfo.collect.gpu.collector import GpuCollector
-
-        owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
-        proc_root = None
-        if simulate:
-            from hwinfo.collect.gpu.processes import tree_owners
-
-            owners = scenario_owners(simulate)
-            if processes_below_root:
-                owners, proc_root = tree_owners(collector.root, owners), collector.root
-        collector.gpu = GuardedGpu(GpuCollector(
-            owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples, proc_root=proc_root,
-            accounting_resumed=accounting_resumed,
-        ), nvml_timeout)
+        collector.gpu = open_gpu(
+            simulate, with_processes=with_processes, with_commands=with_commands,
+            between_samples=between_samples, nvml_timeout=nvml_timeout,
+            proc_root=collector.root if processes_below_root else None,
+            accounting_resumed=accounting_resumed)
     return collector
+
+
+def open_gpu(
+    simulate: str | None = None,
+    with_processes: bool = True,
+    with_commands: bool = False,
+    between_samples: bool = False,
+    nvml_timeout: float = 10.0,
+    proc_root: Root | None = None,
+    accounting_resumed: Mapping[str, Judged] | None = None,
+) -> GuardedGpu:
+    """The GPU collector behind a deadline of nvml_timeout seconds per sample; `proc_root`: a
+    simulated machine's GPU processes are looked up below it (open_collector)."""
+    from hwinfo.collect.deadline import GuardedGpu
+    from hwinfo.collect.gpu.collector import GpuCollector
+
+    owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+    if simulate:
+        from hwinfo.collect.gpu.processes import tree_owners
+
+        owners = scenario_owners(simulate)
+        if proc_root is not None:
+            owners = tree_owners(proc_root, owners)
+    return GuardedGpu(GpuCollector(
+        owners, with_processes=with_processes, with_commands=with_commands,
+        between_samples=between_samples, proc_root=proc_root if simulate else None,
+        accounting_resumed=accounting_resumed,
+    ), nvml_timeout)
 
 
 def open_source(
