@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from hwinfo.cli.options import Command, Parsed, Seconds, duration, size, use_color
+from hwinfo.render.units import duration as format_duration
+from hwinfo.render.units import size as format_size
+
+if TYPE_CHECKING:
+    from hwinfo.ledger.fleet import Fleet
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+# Exit status of `fleet --wait` when nothing fit in time: sysexits.h's EX_TEMPFAIL.
+NO_FIT_EXIT = 75
+# `fleet --wait` looks again this much sooner or later than --poll says, at random, so that
+# waiters started together (a script's loop) do not ask the engine in step.
+POLL_JITTER = 0.2
 
 
 def _prometheus_options(fn: F) -> F:
@@ -37,7 +50,7 @@ def _fail(message: str) -> NoReturn:
     raise click.ClickException(message)
 
 
-def _within(timeout: float, work: Callable[[], str]) -> str:
+def _within(timeout: float, work: Callable[[], T]) -> T:
     """What `work` returns, or a one-line failure once `timeout` s have passed: a hostile
     Prometheus's answer can cost time after it arrived (parsing, the advice), not only on
     the way. The thread is left behind: the command ends, and the process with it."""
@@ -140,9 +153,19 @@ def _pattern(text: str) -> re.Pattern[str]:
               help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--wait", "fits_wait", type=Parsed("duration", duration), metavar="DURATION",
+              help="With --need-memory: until a place fits, at most this long (30m, 2h); "
+                   "exit status 75 when none did.")
+@click.option("--poll", type=Seconds(1, 3600), default=15.0, show_default=True,
+              help="With --wait: seconds between looks, each 20% sooner or later at random "
+                   "(15 s: Prometheus's usual scrape interval, so each look can see news).")
 def fleet(url: str | None, ca_file: str | None, timeout: float, no_color: bool,
-          need_memory: int | None, model: re.Pattern[str] | None, fmt: str) -> None:
-    """Every host's GPUs now and which are free, or where a job of a given size fits."""
+          need_memory: int | None, model: re.Pattern[str] | None, fmt: str,
+          fits_wait: float | None, poll: float) -> None:
+    """Every host's GPUs now and which are free, or where a job of a given size fits.
+
+    With --wait, --timeout bounds each look, and Ctrl-C ends the wait at once.
+    """
     from hwinfo.ledger import fits as ledger_fits
     from hwinfo.ledger import fleet as ledger_fleet
     from hwinfo.ledger import render
@@ -151,14 +174,25 @@ def fleet(url: str | None, ca_file: str | None, timeout: float, no_color: bool,
 
     prometheus = _connect(url, ca_file, timeout)
 
-    def report() -> str:
+    def look() -> Fleet:
         try:
-            answer = (ledger_fleet.fleet(prometheus, time.time(), model) if need_memory is None
-                      else ledger_fits.fits(prometheus, time.time(), need_memory, model))
+            return (ledger_fleet.fleet(prometheus, time.time(), model) if need_memory is None
+                    else ledger_fits.fits(prometheus, time.time(), need_memory, model))
         except LedgerError as exc:
             _fail(str(exc))
-        if fmt == "json":
-            return render.fleet_json(answer)
-        return render.fleet_text(answer, need_memory, Style(use_color(no_color)))
 
-    click.echo(_within(timeout, report), nl=False)
+    give_up = time.monotonic() + (fits_wait or 0.0)
+    answer = _within(timeout, look)
+    while fits_wait and not answer.fits:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            assert need_memory is not None  # --wait requires it (options.py)
+            click.echo(f"hwinfo fleet: nothing fit {format_size(need_memory)} within "
+                       f"{format_duration(fits_wait)} (--wait)", err=True)
+            sys.exit(NO_FIT_EXIT)
+        time.sleep(min(left, poll * random.uniform(1 - POLL_JITTER, 1 + POLL_JITTER)))
+        answer = _within(timeout, look)
+    if fmt == "json":
+        click.echo(render.fleet_json(answer), nl=False)
+    else:
+        click.echo(render.fleet_text(answer, need_memory, Style(use_color(no_color))), nl=False)

@@ -42,7 +42,12 @@ CONFLICTS: tuple[tuple[str, str], ...] = (
     ("no_processes", "full_command"),
 )
 # Options that only mean something with another one.
-REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
+REQUIRES: tuple[tuple[str, str], ...] = (
+    ("ca_file", "from_url"),
+    # `fleet --wait` waits for a place of a given size.
+    ("fits_wait", "need_memory"),
+    ("poll", "fits_wait"),
+)
 
 
 class Seconds(click.ParamType):

@@ -1,8 +1,8 @@
 """`hwinfo fleet --need-memory`: where a job of a given size fits now, asked of the engine.
 
 The engine answers only the places that could take the job: a whole GPU with no process and
-that much free memory, an existing MIG device with no process and that much memory, a MIG
-profile with free instances that large. Listing every GPU to find them (fleet.py) is the
+that much free memory, an existing MIG device with no process and that much memory (neither
+claimed by `hwinfo run`), a MIG profile with free instances that large. Listing every GPU to find them (fleet.py) is the
 cost of the whole fleet: for 1,000 hosts, 66,000 series sent and parsed to offer a few
 thousand. What the engine would weigh only by reading every GPU again, the client applies
 as the listing does: the host's state (up, stale or down), MIG mode and a lost GPU; and it
@@ -24,6 +24,8 @@ GPU = "job, instance, gpu"
 # 1,000 hosts with hwinfo_gpu_info, and 0.05 s to send this. A GPU without hwinfo_gpu_info,
 # which hwinfo always exports beside its other facts, is not offered: nothing names it.
 MODELS = f"group by ({GPU}, uuid, name) (hwinfo_gpu_info)"
+# A device `hwinfo run` holds for someone is not offered, processes or not.
+CLAIMED = "hwinfo_gpu_claim_info"
 
 
 def _kind(kind: str, expr: str) -> str:
@@ -44,10 +46,12 @@ def fit_queries(need: int) -> list[str]:
     profile = f"{GPU}, profile"
     return [
         _kind(WHOLE, f"({_one('hwinfo_gpu_memory_free_bytes', GPU)} >= {need}) "
-                     f"and on({GPU}) ({_one('hwinfo_gpu_processes', GPU)} == 0)"),
+                     f"and on({GPU}) ({_one('hwinfo_gpu_processes', GPU)} == 0) "
+                     f"unless on({GPU}) {CLAIMED}{{gpu_instance_id=\"\"}}"),
         # A GPU instance's memory is each of its compute instances' (MIG devices').
         _kind(MIG_DEVICE, f"({_one('hwinfo_mig_device_info', f'{device}, profile, mig_uuid')} "
-                            f"and on({device}) ({_one('hwinfo_mig_device_processes', device)} == 0)) "
+                            f"and on({device}) ({_one('hwinfo_mig_device_processes', device)} == 0) "
+                            f"unless on({device}) {CLAIMED}) "
                             f"* on({instance}) group_left() "
                             f"({_one('hwinfo_mig_gpu_instance_memory_total_bytes', instance)} >= {need})")
         + " or " + _kind(MIG_PROFILE, f"({_one('hwinfo_mig_profile_memory_bytes', profile)} >= {need}) "

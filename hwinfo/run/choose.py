@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from hwinfo.model.claims import Request
 from hwinfo.model.gpu import GpuProcess, GpuSystem
 from hwinfo.placement import GPU, MIG_DEVICE, fits, rank
+from hwinfo.render.text.claims import device_label
 from hwinfo.render.units import size
 
 
@@ -37,9 +38,7 @@ class Device:
 
     @property
     def label(self) -> str:
-        if self.kind == GPU:
-            return f"GPU {self.gpu}"
-        return f"GPU {self.gpu} MIG {self.mig_index} ({self.profile})"
+        return device_label(self.gpu, self.mig_index, self.profile)
 
 
 @dataclass(frozen=True)
@@ -141,17 +140,6 @@ def never(every: Sequence[Device], request: Request) -> str | None:
     count = len(kind) if len(kind) < request.gpus else len(large)
     larger = f" with {size(need)} or more" if need and count == len(large) else ""
     return f"this host has {count} {what}{larger}, not {request.gpus}{hint}"
-
-
-def wanted(request: Request) -> str:
-    """The request in words: "2 GPUs with 40.0 GiB free", "1 MIG device 1g.10gb"."""
-    if request.mig_profile is not None:
-        what = f"{request.gpus} MIG device {request.mig_profile}"
-    else:
-        what = f"{request.gpus} GPU" + ("s" if request.gpus > 1 else "")
-    if request.need_memory_bytes:
-        what += f" with {size(request.need_memory_bytes)} free"
-    return what + (", shared" if request.share else "")
 
 
 def hindrance(every: Sequence[Device], claimed: set[str], asker: Asker) -> str:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from hwinfo.collect.claims import CLAIM, WAIT, Reading, user_namer
 from hwinfo.model.gpu import GpuSystem
+from hwinfo.render.text.claims import request_text
 from hwinfo.render.units import duration
-from hwinfo.run.choose import Asker, Device, choose, devices, hindrance, never, wanted
+from hwinfo.run.choose import Asker, Device, choose, devices, hindrance, never
 from hwinfo.run.claimdir import Busy, Directory, Held
 
 POLL_SECONDS = 0.25
@@ -55,7 +56,7 @@ def obtain(directory: Directory, read_gpus: Callable[[], GpuSystem], asker: Aske
     every = devices(system)
     why = never(every, asker.request)
     if why is not None:
-        raise NeverFits(f"nothing here can ever fit {wanted(asker.request)}: {why}")
+        raise NeverFits(f"nothing here can ever fit {request_text(asker.request)}: {why}")
     read_at = time.monotonic()
     # Why the last reading of the GPUs is not to be used (NVML stopped answering); meanwhile
     # nothing is handed out on what it said before.
@@ -114,7 +115,7 @@ def _state(reading: Reading) -> frozenset[str]:
 
 
 def _gave_up(asker: Asker, wait_seconds: float, standing: Standing) -> str:
-    what = wanted(asker.request)
+    what = request_text(asker.request)
     if wait_seconds <= 0:
         return f"nothing fits {what} now ({standing.hindrance}); --wait DURATION waits in line"
     return (f"nothing fit {what} within {duration(wait_seconds)} (--wait); "
