@@ -72,8 +72,10 @@ def open_directory(path: str) -> int | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        what = {errno.ELOOP: "is a symbolic link", errno.ENOTDIR: "is not a directory"}
-        raise ClaimsError(f"claims directory {path} {what.get(exc.errno, exc.strerror)}") from None
+        # O_DIRECTORY is judged before O_NOFOLLOW: a link to a directory is ENOTDIR too.
+        what = ("is a symbolic link" if os.path.islink(path) else
+                {errno.ENOTDIR: "is not a directory"}.get(exc.errno or 0, exc.strerror))
+        raise ClaimsError(f"claims directory {path} {what}") from None
     info = os.fstat(fd)
     problem = None
     if info.st_uid not in (0, os.geteuid()):
