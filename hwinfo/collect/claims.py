@@ -13,7 +13,9 @@ a huge file, or a file named for another user. The layout (hwinfo/run/claimdir.p
 
 An entry counts only where it is a regular file, not a link (O_NOFOLLOW), with one name,
 owned by the uid its name gives, writable by its owner alone, no larger than a claim can be,
-well-formed, and locked now. Anything else is left alone: a dead entry (its process gone)
+well-formed, and locked now; one with several names (a hard link someone made) counts once.
+Another name is not refused: where fs.protected_hardlinks is off, anyone could give someone
+else's live claim a second name, and a refusal would end that claim. Anything else is left alone: a dead entry (its process gone)
 silently, the rest with one line each.
 """
 
@@ -104,6 +106,7 @@ def take_lock(fd: int) -> None:
 class Entry:
     """A live claim or ticket, judged sound."""
 
+    inode: tuple[int, int]  # (st_dev, st_ino): one entry, whatever its names
     name: str
     uid: int
     pid: int
@@ -124,15 +127,18 @@ class Reading:
     ignored: list[str]
     dead: list[str]  # names of this uid's entries whose process is gone (it may remove them)
     last_sequence: int  # the highest ticket number seen, live or dead
+    complete: bool = True  # False: more entries than MAX_ENTRIES, the rest not judged
 
 
 def read_directory(fd: int, path: str) -> Reading:
     """Judge every entry of the open claims directory."""
     reading = Reading([], [], [], [], 0)
+    seen: set[tuple[int, int]] = set()
     for count, name in enumerate(_names(fd)):
         if count == MAX_ENTRIES:
             reading.ignored.append(f"{path} holds more than {MAX_ENTRIES} entries: "
                                    "the rest are not read")
+            reading.complete = False
             break
         if name.startswith(".") and name.endswith(TEMP):
             continue  # being written, or left by a process that died writing it
@@ -145,7 +151,8 @@ def read_directory(fd: int, path: str) -> Reading:
         except _Refused as exc:
             reading.ignored.append(f"{path}/{name}: {exc}; ignored")
             continue
-        if entry is not None:
+        if entry is not None and entry.inode not in seen:
+            seen.add(entry.inode)
             (reading.claims if name.endswith(CLAIM) else reading.waiters).append(entry)
     reading.claims.sort(key=lambda e: (e.since, e.name))
     reading.waiters.sort(key=lambda e: (e.ctime_ns, e.sequence, e.name))
@@ -217,7 +224,8 @@ def _judge(fd: int, name: str, uid: int, pid: int, reading: Reading) -> Entry | 
         if uid == os.geteuid():
             reading.dead.append(name)
         return None
-    entry = _entry(name, uid, pid, info.st_ctime_ns, content, name.endswith(WAIT))
+    entry = _entry((info.st_dev, info.st_ino), name, uid, pid, info.st_ctime_ns, content,
+                   name.endswith(WAIT))
     reading.last_sequence = max(reading.last_sequence, entry.sequence)
     return entry
 
@@ -229,8 +237,6 @@ def _check(info: os.stat_result, uid: int) -> None:
         raise _Refused("is not a regular file")
     if info.st_uid != uid:
         raise _Refused(f"belongs to uid {info.st_uid}, not to uid {uid} its name gives")
-    if info.st_nlink != 1:
-        raise _Refused("has other names (a hard link)")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise _Refused("is writable by others than its owner")
     if info.st_size > MAX_ENTRY_BYTES:
@@ -247,7 +253,8 @@ def _content(fd: int) -> Any:
         return None
 
 
-def _entry(name: str, uid: int, pid: int, ctime_ns: int, content: Any, ticket: bool) -> Entry:
+def _entry(inode: tuple[int, int], name: str, uid: int, pid: int, ctime_ns: int, content: Any,
+           ticket: bool) -> Entry:
     """The entry a live file describes, or _Refused naming what is wrong with it."""
     if not isinstance(content, dict):
         raise _Refused("is not a claim (not a JSON object)")
@@ -266,7 +273,7 @@ def _entry(name: str, uid: int, pid: int, ctime_ns: int, content: Any, ticket: b
     sequence = content.get("sequence", 0)
     if not _whole(sequence, 0, MAX_SEQUENCE):
         raise _Refused("has no number in line")
-    return Entry(name, uid, pid, ctime_ns, list(devices), float(since), list(argv),
+    return Entry(inode, name, uid, pid, ctime_ns, list(devices), float(since), list(argv),
                  _request(content.get("request")), sequence)
 
 

@@ -3,10 +3,11 @@
 A device is a whole GPU not in MIG mode, or a MIG device. One fits a request where it is of
 the kind asked for, has the memory free (NVML's free: net of the driver's reserve), and has
 no process of another user on it (unless the request shares); it is free where no live claim
-holds it. Waiters are served in arrival order, but only against those who want the same
-devices: each waiter ahead takes, in turn, what it would take now; one that cannot be served
-keeps every free device that fits it, so that a request for four GPUs is not starved by
-requests for one, while a request for a 1g.10gb MIG device passes one waiting for a 3g.40gb.
+holds it. Waiters are served in arrival order: while one ahead could go now, nobody behind it
+goes (it takes its devices at its next look). One ahead that cannot go keeps every free
+device that fits it, so that a request for four GPUs is not starved by requests for one; a
+device it could never use passes to those behind it (a 1g.10gb MIG device to someone behind
+a waiter for a 3g.40gb).
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def choose(every: Sequence[Device], claimed: set[str], ahead: Sequence[Asker],
     """What `asker` gets now, after the waiters `ahead` of it (in line order); None: wait."""
     available = [d for d in every if d.uuid not in claimed]
     for earlier in ahead:
-        taken = pick(available, earlier)
-        kept = set(taken) if taken is not None else {d for d in available if fit(d, earlier)}
-        available = [d for d in available if d not in kept]
+        if pick(available, earlier) is not None:
+            return None  # it goes first, even where there would be enough for both
+        available = [d for d in available if not fit(d, earlier)]
     return pick(available, asker)
 
 

@@ -72,6 +72,20 @@ def test_a_claim_whose_process_is_gone_is_no_claim(claims: Path) -> None:
     assert (found.claims, found.ignored) == ([], [])
 
 
+def test_a_claim_given_a_second_name_counts_once_and_still_counts(claims: Path) -> None:
+    """Where fs.protected_hardlinks is off, anyone may link another's live claim: it must not
+    be doubled, nor refused (which would end it)."""
+    directory = Directory(str(claims))
+    held = directory.add(".claim", ASKED, ["job"], [GPU])
+    try:
+        os.link(claims / held.name, claims / f"{ME}.1.0123456789abcdef.claim")
+        found = read_claims(str(claims))
+        assert ([c.devices for c in found.claims], found.ignored) == ([[GPU]], [])
+    finally:
+        held.release()
+        directory.close()
+
+
 def test_waiters_are_in_the_order_they_came(claims: Path) -> None:
     directory = Directory(str(claims))
     tickets = [directory.add(".wait", Request(n, None, None, False), ["job"], sequence=n)
@@ -94,8 +108,6 @@ def test_waiters_are_in_the_order_they_came(claims: Path) -> None:
     (lambda d: entry(d, sound([GPU]), name=f"{ME}.1.0123456789abcdef.claim", uid=4242),
      "belongs to uid 4242, not to uid 0 its name gives"),
     (lambda d: entry(d, sound([GPU]), mode=0o666), "is writable by others than its owner"),
-    (lambda d: os.link(entry(d, sound([GPU])), d / f"{ME}.2.0123456789abcdef.claim"),
-     "has other names (a hard link)"),
     (lambda d: (d / "notes.txt").write_text("hi"), "not a claim's name"),
 ])
 def test_hostile_entries_are_ignored_with_a_line(claims: Path, make, says: str) -> None:
