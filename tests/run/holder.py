@@ -25,7 +25,8 @@ def main(work: str, ident: str, hold: str) -> None:
         since = json.load(claim)["since"]
     locks = []
     for uuid in devices:
-        fd = os.open(os.path.join(work, "locks", uuid), os.O_RDWR | os.O_CREAT, 0o666)
+        # Read-only: a flock needs no more, and the file may be another user's.
+        fd = os.open(os.path.join(work, "locks", uuid), os.O_RDONLY | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

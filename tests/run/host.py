@@ -59,24 +59,27 @@ class Host:
                      self.work / "release", self.work / "logs"):
             path.mkdir(exist_ok=True)
             path.chmod(0o1777)
-        self.runs: list[subprocess.Popen[bytes]] = []
+        # Not sticky: there, fs.protected_regular keeps O_CREAT off another user's lock file.
+        (self.work / "locks").chmod(0o777)
+        self.runs: dict[str, subprocess.Popen[bytes]] = {}
 
     @property
     def env(self) -> dict[str, str]:
         return {**os.environ, "HWINFO_CLAIMS_DIR": str(self.claims)}
 
     def run(self, ident: str, *options: str, hold: str = "release", wait: str | None = "10m",
-            prefix: Sequence[str] = (), env: dict[str, str] | None = None
-            ) -> subprocess.Popen[bytes]:
-        """`hwinfo run` of holder.py as ID, started now; its stderr in work/logs/ID."""
+            prefix: Sequence[str] = (), env: dict[str, str] | None = None,
+            python: str = sys.executable) -> subprocess.Popen[bytes]:
+        """`hwinfo run` of holder.py (run by `python`) as ID, started now; its output in
+        work/logs/ID."""
         waiting = ["--wait", wait] if wait else []
         with (self.work / "logs" / ident).open("wb") as log:
             proc = subprocess.Popen(
                 [*prefix, sys.executable, "-m", "hwinfo", "run", "--simulate", str(self.scenario),
-                 *waiting, *options, "--", sys.executable, str(HOLDER), str(self.work), ident,
+                 *waiting, *options, "--", python, str(HOLDER), str(self.work), ident,
                  hold], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=env or self.env)
-        self.runs.append(proc)
+        self.runs[ident] = proc
         return proc
 
     def log(self, ident: str) -> str:
@@ -85,7 +88,17 @@ class Host:
     def started(self, ident: str) -> dict[str, Any]:
         """What holder.py ID wrote when it started, once it has."""
         path = self.work / "started" / ident
-        wait_for(f"{ident} to start", path.exists)
+        proc = self.runs[ident]
+
+        def begun() -> bool:
+            if path.exists():
+                return True
+            if proc.poll() is not None and not path.exists():
+                raise AssertionError(f"{ident} ended with {proc.returncode} before starting: "
+                                     f"{self.log(ident)}")
+            return False
+
+        wait_for(f"{ident} to start", begun)
         return json.loads(path.read_text())
 
     def has_started(self, ident: str) -> bool:
@@ -108,7 +121,7 @@ class Host:
 
     def stop_all(self) -> None:
         """Every run still going, ended by its PID."""
-        for proc in self.runs:
+        for proc in self.runs.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=PATIENCE)

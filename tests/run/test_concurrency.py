@@ -98,8 +98,8 @@ def test_a_waiter_gives_up_at_its_wait_with_75_and_one_line(host: Host) -> None:
     now = host.run("now", wait=None)
     assert host.ended(now) == 75
     assert host.log("now").splitlines() == [
-        "hwinfo run: nothing fits 1 GPU now (8 of the 8 that fit are claimed); "
-        "--wait DURATION waits in line"]
+        ("hwinfo run: nothing fits 1 GPU now (8 of the 8 that fit are claimed); "
+         "--wait DURATION waits in line")]
     for n in range(8):
         host.release(f"h{n}")
 
