@@ -69,8 +69,8 @@ def test_a_claims_directory_anyone_could_tamper_with_is_refused(tmp_path: Path) 
     missing = {**os.environ, "HWINFO_CLAIMS_DIR": str(tmp_path / "none")}
     done = hwinfo("run", "--simulate", "dgx-h100", "--", "true", env=missing)
     assert (done.returncode, done.stderr) == (
-        1, f"Error: claims directory {tmp_path / 'none'} does not exist: make it with: "
-           f"install -d -m 1777 {tmp_path / 'none'}\n")
+        1, (f"Error: claims directory {tmp_path / 'none'} does not exist: make it with: "
+           f"install -d -m 1777 {tmp_path / 'none'}\n"))
 
 
 def test_a_claim_shows_in_the_report_while_its_command_runs(host: Host) -> None:

@@ -59,8 +59,8 @@ def test_each_claimed_device_is_one_series_and_strangers_none(tmp_path: Path) ->
     gpu, gi, ci = devices[mig]
     assert info == sorted([
         f'gpu="7",uuid="{whole}",gpu_instance_id="",compute_instance_id="",user="root"',
-        f'gpu="{gpu}",uuid="{_parent(devices, gpu)}",gpu_instance_id="{gi}",'
-        f'compute_instance_id="{ci}",user="root"'])
+        (f'gpu="{gpu}",uuid="{_parent(devices, gpu)}",gpu_instance_id="{gi}",'
+        f'compute_instance_id="{ci}",user="root"')])
     assert len(re.findall(r"^hwinfo_gpu_claim_start_timestamp_seconds\{", text, re.MULTILINE)) == 2
     assert re.search(r"^hwinfo_claim_waiters 1\.0$", text, re.MULTILINE)
     assert re.search(r"^hwinfo_claim_ignored_entries 1\.0$", text, re.MULTILINE)
