@@ -109,3 +109,47 @@ def test_ctrl_c_ends_a_wait_at_once_and_leaves_the_line(host: Host) -> None:
     assert not host.in_line(waiter) and not host.has_started("waiter")
     for n in range(8):
         host.release(f"h{n}")
+
+
+def test_on_a_terminal_a_waiter_shows_where_it_stands_in_place(host: Host) -> None:
+    import pty
+    import select
+
+    for n in range(8):
+        host.run(f"h{n}")
+        host.started(f"h{n}")
+    terminal, its_end = pty.openpty()
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "hwinfo", "run", "--simulate", str(host.scenario), "--wait", "10m",
+         "--", "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=its_end,
+        env=host.env)
+    os.close(its_end)
+    seen = b""
+
+    def read_some() -> bytes:
+        nonlocal seen
+        if select.select([terminal], [], [], 0.1)[0]:
+            try:
+                seen += os.read(terminal, 4096)
+            except OSError:  # the other end closed: the run has ended
+                return b"ended"
+        return seen
+
+    try:
+        wait_for("the waiter's standing", lambda: b"8 of the 8 that fit are claimed" in read_some())
+        assert seen.startswith(b"\r\x1b[Khwinfo run: 1 of 1 in line; ")
+        host.release("h3")
+        assert host.ended(waiter) == 0
+        wait_for("the terminal to close", lambda: read_some() == b"ended")
+    finally:
+        os.close(terminal)
+    assert seen.endswith(b"\r\x1b[Khwinfo run: GPU " + str(_index_of_h3(host)).encode() + b"\r\n")
+    for n in range(8):
+        host.release(f"h{n}")
+
+
+def _index_of_h3(host: Host) -> int:
+    (uuid,) = host.started("h3")["devices"]
+    report = json.loads(hwinfo("report", "--simulate", str(host.scenario), "--format", "json",
+                               env=host.env).stdout)
+    return next(g["index"] for g in report["gpu"]["gpus"] if g["uuid"] == uuid)
