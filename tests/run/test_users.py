@@ -12,7 +12,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from conftest import require, require_tool
@@ -198,22 +197,3 @@ fcntl.flock(other, fcntl.LOCK_EX)
 print("holding", flush=True)
 time.sleep(600)
 """
-
-
-def test_the_claims_directory_the_tmpfiles_snippet_makes_is_one_hwinfo_trusts(
-        tmp_path: Path) -> None:
-    """systemd/hwinfo-claims.conf, applied by systemd-tmpfiles below a root of our own."""
-    from conftest import REPO
-
-    from hwinfo.collect.claims import directory_path, open_directory
-
-    snippet = REPO / "systemd" / "hwinfo-claims.conf"
-    subprocess.run([require_tool("systemd-tmpfiles"), "--create", f"--root={tmp_path}",
-                    str(snippet)], check=True, timeout=120)
-    made = Path(directory_path(str(tmp_path)))
-    assert made == tmp_path / "run" / "hwinfo" / "claims"
-    info = made.stat()
-    assert (oct(info.st_mode & 0o7777), info.st_uid) == ("0o1777", 0)
-    fd = open_directory(str(made))
-    assert fd is not None
-    os.close(fd)
