@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,13 @@ def test_a_waiting_fleet_sees_a_claimed_gpu_free_up(tmp_path: Path) -> None:
                 _, err = now.communicate(timeout=PATIENCE)
                 assert (now.returncode, err) == (
                     75, "hwinfo fleet: nothing fit 40.0 GiB within 1 s (--wait)\n")
+                # Ctrl-C ends a wait at once, as a shell reports it.
+                looked = _looks(queries)
+                stopped = _fleet(stack.prometheus, "--wait", "10m", "--poll", "600")
+                wait_for("its first look", lambda: _looks(queries) > looked, PATIENCE)
+                stopped.send_signal(signal.SIGINT)
+                _, err = stopped.communicate(timeout=PATIENCE)
+                assert stopped.returncode == 130 and "Traceback" not in err, err
                 looked = _looks(queries)
                 waiting = _fleet(stack.prometheus, "--wait", "10m", "--poll", "1")
                 wait_for("the waiting fleet's first look", lambda: _looks(queries) > looked,
