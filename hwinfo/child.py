@@ -37,7 +37,8 @@ def start(argv: Sequence[str], env: Mapping[str, str],
     if program is None:
         raise StartError(f"command not found: {argv[0]}", 127)
     # A hook between fork and exec can deadlock on a lock another thread held at the fork;
-    # this one calls only prctl, getppid and kill, and `hwinfo run` has ended its NVML thread.
+    # this one calls only prctl, getppid and kill, and `hwinfo run` has closed NVML first, so
+    # its one other thread has nothing left to do but end.
     hook = _dying_with(os.getpid()) if die_with_caller else None
     try:
         return subprocess.Popen(list(argv), executable=program, env=dict(env),
