@@ -138,6 +138,13 @@ def _start(command: tuple[str, ...], simulate: str | None, uuids: list[str], whe
         claim.release()
 
 
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except OSError:
+        return 80
+
+
 class _Status:
     """Where a waiter stands, on a terminal: one line, rewritten in place; elsewhere (a log)
     a line when it joins the line and one when its devices come."""
@@ -149,8 +156,8 @@ class _Status:
     def show(self, standing: Standing) -> None:
         line = (f"hwinfo run: {standing.position} of {standing.waiting} in line; "
                 f"{standing.hindrance}")
-        if self.terminal:
-            sys.stderr.write("\r\x1b[K" + printable(line))
+        if self.terminal:  # within the width, or the next \r would not go back far enough
+            sys.stderr.write("\r\x1b[K" + printable(line)[:_columns() - 1])
         elif not self.shown:
             sys.stderr.write(printable(line) + "\n")
         sys.stderr.flush()
