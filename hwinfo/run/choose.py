@@ -114,6 +114,8 @@ def choose(every: Sequence[Device], claimed: set[str], ahead: Sequence[Asker],
     """What `asker` gets now, after the waiters `ahead` of it (in line order); None: wait."""
     available = [d for d in every if d.uuid not in claimed]
     for earlier in ahead:
+        if never(every, earlier.request) is not None:
+            continue  # a ticket no run of this host would have taken (written by hand)
         if pick(available, earlier) is not None:
             return None  # it goes first, even where there would be enough for both
         available = [d for d in available if not fit(d, earlier)]

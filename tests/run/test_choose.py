@@ -76,6 +76,8 @@ def test_those_ahead_are_served_first_and_a_large_request_is_not_starved() -> No
     # ...but a MIG device he does not want passes to her.
     assert uuids(choose(HOST, claimed, [ask(2, user="dave")], ask(profile="1g.10gb"))) == \
         ["MIG-4-0"]
+    # A ticket asking for what this host can never give holds nothing back.
+    assert uuids(choose(HOST, claimed, [ask(9, user="mallory")], ask())) == ["GPU-1"]
     # Someone ahead waiting for a 3g.40gb holds no 1g.10gb back.
     assert uuids(choose(HOST, claimed | {"MIG-4-1"}, [ask(profile="3g.40gb", user="erin")],
                         ask(profile="1g.10gb"))) == ["MIG-4-0"]
