@@ -60,8 +60,12 @@ def test_text_report_has_every_section_on_the_simulator() -> None:
 
 
 def test_no_processes_leaves_out_processes_and_users() -> None:
-    text = run("report", "--simulate", "dgx-a100-mig", "--no-processes").stdout
-    assert "Processes" not in text and "GPU users" not in text
+    full = run("report", "--simulate", "dgx-a100-mig")
+    bare = run("report", "--simulate", "dgx-a100-mig", "--no-processes")
+    assert (full.returncode, bare.returncode) == (0, 0), bare.stderr
+    assert "\nGPU users\n" in full.stdout and "Processes" in full.stdout
+    assert "Processes" not in bare.stdout and "GPU users" not in bare.stdout
+    assert "\nGPU 7  NVIDIA A100-SXM4-80GB\n" in bare.stdout  # the rest of the report is there
 
 
 def test_full_command_only_on_request() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 from fixtures.machines import shared_tree
 
 from hwinfo import sim
@@ -299,8 +299,9 @@ def test_a_root_file_no_procfs_holds_is_unknown_at_once(
 
 def imported_rtx_3090(tmp_path: Path) -> dict[str, Any]:
     """The real idle RTX 3090 dump (P8, 0 % busy, 210 MHz), imported with `hwinfo sim import`."""
+    # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
     capture = CAPTURES / "rtx-3090-driver590-v13.xml"
-    require(capture.is_file(), f"{capture} is missing")
+    require_captures(capture)
     imported = tmp_path / "rtx-3090.json"
     subprocess.run([sys.executable, "-m", "hwinfo", "sim", "import", str(capture), "-o", str(imported)],
                    check=True, capture_output=True, timeout=60)

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 
 HWINFO = [sys.executable, "-m", "hwinfo"]
+# https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
 DUMP = CAPTURES / "rtx-3090-driver590-v13.xml"
 
 COMMANDS = [
@@ -35,7 +36,7 @@ COMMANDS = [
 
 def _run(args: tuple[str, ...], stdout: int) -> subprocess.CompletedProcess[str]:
     if "import" in args:
-        require(DUMP.is_file(), f"{DUMP} is not there (../shared/captures)")
+        require_captures(DUMP)
     return subprocess.run([*HWINFO, *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
                           timeout=60, check=False)
 

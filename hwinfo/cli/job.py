@@ -6,7 +6,7 @@ import time
 
 import click
 
-from hwinfo.cli.ledger import _connect, _fail, _prometheus_options
+from hwinfo.cli.ledger import _connect, _fail, _prometheus_options, _within
 from hwinfo.cli.options import Command, Parsed, duration, use_color
 
 
@@ -39,11 +39,12 @@ def job(jobid: str, url: str | None, ca_file: str | None, timeout: float, no_col
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--until'") from None
     prometheus = _connect(url, ca_file, timeout)
-    try:
-        found = ledger_job.job(prometheus, jobid, end - since, end)
-    except LedgerError as exc:
-        _fail(str(exc))
-    if fmt == "json":
-        click.echo(job_json(found), nl=False)
-    else:
-        click.echo(job_text(found, Style(use_color(no_color))), nl=False)
+
+    def report() -> str:
+        try:
+            found = ledger_job.job(prometheus, jobid, end - since, end)
+        except LedgerError as exc:
+            _fail(str(exc))
+        return job_json(found) if fmt == "json" else job_text(found, Style(use_color(no_color)))
+
+    click.echo(_within(timeout, report), nl=False)

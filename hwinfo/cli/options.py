@@ -32,10 +32,11 @@ DAY_SECONDS = 86400.0
 CONFLICTS: tuple[tuple[str, str], ...] = (
     *(
         ("from_url", local)
-        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout",
+                      "topology")  # a daemon's snapshot holds no topology
     ),
     # --brief is text for people: one line per GPU, no command lines.
-    *(("brief", other) for other in ("fmt", "full_command")),
+    *(("brief", other) for other in ("fmt", "full_command", "topology")),
     # --no-gpu leaves NVML alone: no scenario to read GPUs from, no NVML call to time.
     *(("no_gpu", other) for other in ("simulate", "nvml_timeout")),
     # Command lines are those of GPU processes, which --no-processes leaves out.

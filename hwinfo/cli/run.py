@@ -92,7 +92,7 @@ def run(gpus: int, need_memory: int | None, mig_profile: str | None, share: bool
 def _open_gpu(simulate: str | None, nvml_timeout: float) -> GuardedGpu:
     from hwinfo.collect.sources import open_gpu
 
-    return open_gpu(simulate, nvml_timeout=nvml_timeout)
+    return open_gpu(simulate, nvml_timeout=nvml_timeout)[0]
 
 
 def _read(gpu: GuardedGpu) -> GpuSystem:

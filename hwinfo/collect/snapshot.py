@@ -18,6 +18,7 @@ from hwinfo.collect.sysfs import Root, RootError
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
+    from hwinfo.collect.pci import PciCollector
     from hwinfo.model.gpu import GpuSystem
     from hwinfo.model.host import Host
     from hwinfo.model.snapshot import Snapshot
@@ -123,6 +124,8 @@ class SnapshotCollector:
                  with_commands: bool = False) -> None:
         """`claims`: the claims directory of `hwinfo run` to read; None: not read."""
         self.root = root
+        # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
+        self.pci: PciCollector | None = None
         # CPU first: its utilization window opens as it is built, and the others' inventory
         # is then read within the window instead of before it; their modules are imported
         # within it too.
@@ -154,6 +157,9 @@ class SnapshotCollector:
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
+        pci = None
+        if self.pci is not None:
+            pci = run.read("pci", self.pci.collect, whole=False)
         claims = None
         if self.claims is not None:
             from hwinfo.collect.claims import read_claims
@@ -174,4 +180,5 @@ class SnapshotCollector:
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,
+            pci=pci,
         )

@@ -29,14 +29,19 @@ def machine_owners(machine: Machine) -> OwnerLookup:
     return owner_of
 
 
-def scenario_owners(simulate: str) -> OwnerLookup:
-    """Install the simulated NVML for a scenario; process owners then come from it."""
+def simulated_machine(simulate: str) -> Machine:
+    """Install the simulated NVML for a scenario (a built-in NAME or a FILE)."""
     from hwinfo import sim
 
     try:
-        return machine_owners(sim.install(sim.load_scenario(simulate)))
+        return sim.install(sim.load_scenario(simulate))
     except sim.ScenarioError as exc:
         raise SetupError(str(exc)) from None
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    return machine_owners(simulated_machine(simulate))
 
 
 def claims_directory(root: str) -> str:
@@ -56,11 +61,14 @@ def open_collector(
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
     accounting_resumed: Mapping[str, Judged] | None = None,
+    topology: bool = False,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
     root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
-    an earlier daemon had judged of NVML's accounting buffers."""
+    an earlier daemon had judged of NVML's accounting buffers. `topology`: also the PCI
+    places of GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU
+    pair's NVML topology."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -69,12 +77,19 @@ def open_collector(
                                       with_commands=with_commands)
     except RootError as exc:
         raise SetupError(str(exc)) from None
+    pci_root = collector.root
     if gpus:
-        collector.gpu = open_gpu(
+        collector.gpu, machine = open_gpu(
             simulate, with_processes=with_processes, with_commands=with_commands,
             between_samples=between_samples, nvml_timeout=nvml_timeout,
             proc_root=collector.root if processes_below_root else None,
-            accounting_resumed=accounting_resumed)
+            accounting_resumed=accounting_resumed, topology=topology)
+        if machine is not None and topology:
+            pci_root = Root(machine.sysfs_root())  # the simulated machine's own sysfs
+    if topology:  # with --no-gpu too: the NICs and drives are still there
+        from hwinfo.collect.pci import PciCollector
+
+        collector.pci = PciCollector(pci_root)
     return collector
 
 
@@ -86,24 +101,29 @@ def open_gpu(
     nvml_timeout: float = 10.0,
     proc_root: Root | None = None,
     accounting_resumed: Mapping[str, Judged] | None = None,
-) -> GuardedGpu:
-    """The GPU collector behind a deadline of nvml_timeout seconds per sample; `proc_root`: a
-    simulated machine's GPU processes are looked up below it (open_collector)."""
+    topology: bool = False,
+) -> tuple[GuardedGpu, Machine | None]:
+    """The GPU collector behind a deadline of nvml_timeout seconds per sample, and the
+    simulated machine it reads (None: this machine's NVML). `proc_root`: a simulated
+    machine's GPU processes are looked up below it (open_collector)."""
     from hwinfo.collect.deadline import GuardedGpu
     from hwinfo.collect.gpu.collector import GpuCollector
 
     owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+    guessed_of = None  # real NVML infers nothing
+    machine = None
     if simulate:
         from hwinfo.collect.gpu.processes import tree_owners
 
-        owners = scenario_owners(simulate)
+        machine = simulated_machine(simulate)
+        owners, guessed_of = machine_owners(machine), machine.guessed
         if proc_root is not None:
             owners = tree_owners(proc_root, owners)
     return GuardedGpu(GpuCollector(
         owners, with_processes=with_processes, with_commands=with_commands,
         between_samples=between_samples, proc_root=proc_root if simulate else None,
-        accounting_resumed=accounting_resumed,
-    ), nvml_timeout)
+        accounting_resumed=accounting_resumed, guessed_of=guessed_of, with_topology=topology,
+    ), nvml_timeout), machine
 
 
 def open_source(

@@ -126,9 +126,12 @@ def _advice_lines(section: Section, ledger: Ledger) -> None:
     for a in ledger.advice or ():
         peak = NA if a.peak_memory_bytes is None else size(a.peak_memory_bytes)
         mean = NA if a.mean_utilization_ratio is None else percent(a.mean_utilization_ratio)
+        source = " (hwinfo's MIG catalogue)" if a.profile_source == "catalogue" else ""
         what = {"release": f"idle: release it, frees {hours(a.freed_gpu_seconds)} GPU-hours",
-                "profile": f"{a.profile} would do: frees {hours(a.freed_gpu_seconds)} GPU-hours",
-                "none": "no smaller MIG profile holds this",
+                "profile": f"{a.profile}{source} would do: frees {hours(a.freed_gpu_seconds)} GPU-hours",
+                "none": f"no smaller MIG profile holds this{source}",
+                "no_mig": "no MIG on this model",
+                "not_own_activity": "no verdict: its activity is the shared GPU's, maybe another's",
                 "no_profile_data": "no verdict: no MIG profile data for this model"}[a.verdict]
         section.line(f"{a.user} on GPU {a.gpu} of {a.instance} ({a.model}): "
                      f"{hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")

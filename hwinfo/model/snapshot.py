@@ -9,6 +9,7 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
+from hwinfo.model.pci import PciTree
 from hwinfo.model.sources import SourceError, SourceState
 from hwinfo.model.unixtime import UnixTime
 
@@ -32,6 +33,9 @@ class Snapshot:
     collection_seconds: dict[str, float] = field(default_factory=dict)
     # Every source's freshness; documents written before this field existed read as [].
     sources: list[SourceState] = field(default_factory=list)
+    # Where sysfs places GPUs, RDMA NICs and NVMe drives; None: not collected (only
+    # `report --topology` reads it).
+    pci: PciTree | None = None
 
     def source(self, name: str) -> SourceState | None:
         return next((s for s in self.sources if s.source == name), None)

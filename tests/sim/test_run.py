@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import CAPTURE_FILES, imported_capture, require
+from conftest import CAPTURE_FILES, each_capture, imported_capture, require
 
 from hwinfo import sim
 
@@ -82,7 +82,7 @@ def test_gpustat_screen_prints_no_error(name: str) -> None:
     assert len(run.stdout.splitlines()) >= 1 + len(gpus)
 
 
-@pytest.mark.parametrize("capture", CAPTURE_FILES, ids=[p.name for p in CAPTURE_FILES])
+@pytest.mark.parametrize("capture", each_capture(CAPTURE_FILES))
 def test_gpustat_on_every_imported_capture(capture: Path, tmp_path: Path) -> None:
     scenario = str(imported_capture(capture, tmp_path))
     for options in ((), ("--json",)):

@@ -322,7 +322,9 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
         section.field("PCIe", style.warn(link + " (degraded)") if any(gpu.pcie_below_max()) else link)
     section.field("Health", _health(gpu, style))
     section.field("Topology", _joined(
-        _part("NUMA", gpu.numa_node),
+        # The nodes near it, and its own node where its memory is one (Grace boards).
+        _part("NUMA", gpu.numa_affinity, format_cpulist),
+        _part("own NUMA node", gpu.numa_node),
         _part("CPUs", gpu.cpu_affinity, format_cpulist),
         _part("NVLink", gpu.nvlink_links_active, lambda n: f"{n} active"),
     ))

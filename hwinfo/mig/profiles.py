@@ -219,13 +219,14 @@ def mig_bar1_bytes(
     Real MIG devices get an equal BAR1 share per memory slice, 256 KiB short of a whole
     figure, which nvidia-smi rounds down to MiB (so 1, 2, 4 slices show x-1, 2x-1, 4x-1 on
     Ampere, and 4 slices show one MiB more than twice 2 slices):
-    - A100-SXM4-40GB (BAR1 65536 MiB): a 3g.20gb (4 slices) shows 32767 (shared/captures),
-      80 GB boards (BAR1 131072) 16383/32767/65535 by size (facts §2): the board's BAR1
-      over its memory slices.
-    - H100 80GB HBM3, 590.48.01 (BAR1 131072, shared/captures/text): 1g.10gb 6184,
-      2g.20gb 12369, 3g.40gb 24739: 6185 MiB a slice, less 256 KiB.
-    - H200, 590 (issue 21): 1g.18gb 14809, 2g.35gb 29618, 3g.71gb 59237: 14809.5 MiB a
-      slice, less 256 KiB.
+    - A100-SXM4-40GB (BAR1 65536 MiB): a 3g.20gb (4 slices) shows 32767 (https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml),
+      80 GB boards (BAR1 131072) 16383/32767/65535 by size (an A100 80GB's 2g.20gb shows
+      32767: https://github.com/XuehaiPan/nvitop/pull/8): the board's BAR1 over its memory
+      slices.
+    - H100 80GB HBM3, 590.48.01 (BAR1 131072, https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt):
+      1g.10gb 6184, 2g.20gb 12369, 3g.40gb 24739: 6185 MiB a slice, less 256 KiB.
+    - H200, 590 (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt): 1g.18gb 14809, 2g.35gb
+      29618, 3g.71gb 59237: 14809.5 MiB a slice, less 256 KiB.
     Hopper's share is not its BAR1/8: about what BAR1 leaves beside the framebuffer
     (131072 - 81559 = 49513 MiB against the 49480 the H100's figure gives), but not exactly.
     Unknown: the share on Hopper boards without a figure (they get Ampere's), a 7g (8
@@ -244,8 +245,8 @@ def default_gpu_instance_id(
 ) -> int:
     """GI id NVML gives a placement: the memory slices numbered as a binary heap.
 
-    Observed on 8-slice boards (facts §2; the H100 capture's GI 2 = 3g at 4, GI 3 = 2g at 0,
-    GI 9/10 = 1g at 2/3): 7g -> 0; 4g/3g at slot 0/4 -> 1/2; 2g (and 1g double-memory) at
+    Observed on 8-slice boards (the MIG User Guide's examples, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/; the H100 capture's
+    GI 2 = 3g at 4, GI 3 = 2g at 0, GI 9/10 = 1g at 2/3; a real H100 NVL's): 7g -> 0; 4g/3g at slot 0/4 -> 1/2; 2g (and 1g double-memory) at
     slot 0/2/4/6 -> 3/4/5/6; 1g at slot 0..6 -> 7..13; H100 NVL 1g.24gb -> 5.
     """
     # Unknown: the numbering on 4-slice boards (A30, RTX PRO 6000); the same heap is assumed.
@@ -282,7 +283,8 @@ def _compute_instance_profiles(
             continue
         whole = c == s
         if whole and table.family != "ampere" and gi.index == GI_1_SLICE_REV2:
-            # facts §2: on H100 the 1g.20gb CI uses ID 7 (COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1).
+            # On Hopper the double-memory 1g's CI is ID 7 (COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1),
+            # as `nvidia-smi mig -cgi 15 -C` on a real H100 NVL reports it.
             # Unknown: the same on Blackwell's double-memory 1g.
             index = CI_PROFILE_1_SLICE_REV1
         # Unknown: placements of partial CIs are not in the facts; 3-slice CIs are taken to
@@ -341,9 +343,10 @@ def fit_placements(
 # Profile shapes: key -> (NVML index, profile ID, compute slices, memory slices, instances,
 # placement starts). Identical on every board of one slice geometry (`-lgipp`).
 
-# 8 memory slices (facts §3: MIG User Guide and H100/H100 NVL transcripts; B200, GB200, GH200
-# and H200 `-lgip` listings in NVIDIA/gpu-operator PRs #1242/#1303/#1057 and mig-parted #120
-# show the same IDs and instance counts).
+# 8 memory slices (the MIG User Guide's `-lgipp` listings, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/, and real H100/H100 NVL
+# ones; B200, GB200, GH200 and H200 `-lgip` listings in NVIDIA/gpu-operator PRs #1242/#1303/
+# #1057 and https://github.com/NVIDIA/mig-parted/issues/120 show the same IDs and instance
+# counts).
 # Unknown: `-lgipp` placements of Blackwell boards; the Hopper ones are taken.
 _SHAPES_8: dict[str, tuple[int, int, int, int, int, tuple[int, ...]]] = {
     "1g": (GI_1_SLICE, 19, 1, 1, 7, (0, 1, 2, 3, 4, 5, 6)),
@@ -398,7 +401,9 @@ _SHAPES = {2: _SHAPES_2, 4: _SHAPES_4, 8: _SHAPES_8}
 # Engines per shape as SM / CE / DEC / ENC / JPG / OFA, per engine family.
 Engines = tuple[int, int, int, int, int, int]
 _ENGINES: dict[str, dict[str, Engines]] = {
-    # facts §3 (MIG User Guide, go-nvml A100 mock); the A100 capture's 3g.20gb: 42/3/2/0/0/0.
+    # The MIG User Guide's A100 table and NVIDIA's go-nvml A100 mock
+    # (https://github.com/NVIDIA/go-nvml/blob/main/pkg/nvml/mock/shared/gpus/a100.go); the
+    # A100 capture's 3g.20gb: 42/3/2/0/0/0.
     "a100": {
         "1g": (14, 1, 0, 0, 0, 0),
         "1g+me": (14, 1, 1, 0, 1, 1),
@@ -408,7 +413,8 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "4g": (56, 4, 2, 0, 0, 0),
         "7g": (98, 7, 5, 0, 1, 1),
     },
-    # H100 SXM, H100 NVL, H200, GH200: facts §3 and the H100 capture (590.48.01): 3g 60/3/3,
+    # H100 SXM, H100 NVL, H200, GH200: the MIG User Guide's Hopper table, the `-lgip` listings
+    # of gpu-operator #903 and mig-parted #120, and the H100 capture (590.48.01): 3g 60/3/3,
     # 2g 32/2/2, 1g 16/1/1, JPG as DEC, no OFA but on +me and 7g.
     "h100": {
         "1g": (16, 1, 1, 0, 1, 0),
@@ -420,17 +426,17 @@ _ENGINES: dict[str, dict[str, Engines]] = {
         "7g": (132, 8, 7, 0, 7, 1),
     },
     # H100 PCIe (114 SMs): SMs of every row from a real driver 570.169 `nvidia-smi mig -lgip`/
-    # `-lcip` listing quoted in issue 21 (14, 14, 14, 30, 46, 62 for 1g.10gb, 1g.10gb+me,
-    # 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, listed in that order; 7g 114 as the catalogue had).
+    # `-lcip` listing of an H100 PCIe (14, 14, 14, 30, 46, 62 for 1g.10gb, 1g.10gb+me,
+    # 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, listed in that order; 7g 114).
     # Unknown: engines (as on H100 SXM), and the H800 PCIe's SMs (the H100 PCIe's).
     "h100-pcie": {
-        "1g": (14, 1, 1, 0, 1, 0),  # issue 21's 570.169 listing
-        "1g+me": (14, 1, 1, 0, 1, 1),  # issue 21's 570.169 listing
-        "1g2x": (14, 1, 1, 0, 1, 0),  # issue 21's 570.169 listing
-        "2g": (30, 2, 2, 0, 2, 0),  # issue 21's 570.169 listing
-        "3g": (46, 3, 3, 0, 3, 0),  # issue 21's 570.169 listing
-        "4g": (62, 4, 4, 0, 4, 0),  # issue 21's 570.169 listing
-        "7g": (114, 8, 7, 0, 7, 1),  # the whole GPU; issue 21's listing agrees
+        "1g": (14, 1, 1, 0, 1, 0),  # the 570.169 listing
+        "1g+me": (14, 1, 1, 0, 1, 1),  # the 570.169 listing
+        "1g2x": (14, 1, 1, 0, 1, 0),  # the 570.169 listing
+        "2g": (30, 2, 2, 0, 2, 0),  # the 570.169 listing
+        "3g": (46, 3, 3, 0, 3, 0),  # the 570.169 listing
+        "4g": (62, 4, 4, 0, 4, 0),  # the 570.169 listing
+        "7g": (114, 8, 7, 0, 7, 1),  # the whole GPU, as the 570.169 listing has it
     },
     # Unknown: no `-lgip` of an H20 (78 SMs); H100 SXM SM counts scaled by 78/132.
     "h20": {
@@ -580,9 +586,9 @@ def _table(
 # captures are the same figures).
 
 # A100: the MIG User Guide notes 1g+me from R470; 1g double-memory (ID 15) is missing from an
-# older driver's listing (facts §3). Unknown: the branch that added ID 15 (taken as R525).
+# older driver's listing of an A100 80GB. Unknown: the branch that added ID 15 (taken as R525).
 # Older listings (an R470-era User Guide transcript for the 40GB board; an older-driver run
-# of the 80GB board, facts §3) show other sizes; the R510 A100-40GB capture shows today's.
+# of the 80GB board) show other sizes; the R510 A100-40GB capture shows today's.
 # Unknown: the branch where the sizes changed (taken as R510, the oldest capture with them).
 _A100_SINCE = ((20, (470,)), (15, (525,)))
 # MIG User Guide: before R510 a 4g and a 3g instance could not exist together.
@@ -648,7 +654,7 @@ _H100_80GB_NAMES = {
     "7g": ("7g.80gb", 81152),
 }
 # H100 80GB: the H100 capture (590.48.01) shows 3g.40gb 40448, 2g.20gb 20096, 1g.10gb 9984;
-# facts §3 (a R580 listing) the rest. Another driver reported 9.62/19.50/39.25 GiB (facts §3).
+# a real R580 `-lgip` listing the rest. Another driver reported 9.62/19.50/39.25 GiB.
 # Unknown: which branch that was, so no older sizes are modelled.
 # MIG BAR1: the same capture (mig_bar1_bytes).
 H100_80GB = _table(
@@ -658,8 +664,8 @@ H100_80GB = _table(
 # the H100-80GB profiles); SMs from a real 570.169 listing (see engines).
 # Unknown: memory sizes (the H100 SXM ones).
 H100_PCIE = _table("h100-pcie", _H100_80GB_NAMES, min_driver=(525,))
-# H100 94 GB, PCIe (H100 NVL, H800 NVL) and SXM5: facts §3 (R560 walkthrough, gpu-operator
-# #903 `-lgip` of an H100 NVL); the MIG User Guide's one table for both (names, instance counts,
+# H100 94 GB, PCIe (H100 NVL, H800 NVL) and SXM5: an R560 walkthrough and the `-lgip` of an
+# H100 NVL in https://github.com/NVIDIA/gpu-operator/pull/903; the MIG User Guide's one table for both (names, instance counts,
 # engines) agrees. Unknown: the H100-SXM5 94GB's sizes (no listing; the NVL's are taken).
 H100_NVL = _table(
     "h100",
@@ -691,26 +697,30 @@ _HOPPER_96GB_NAMES = {
 GH200_96GB = _table("h100", _HOPPER_96GB_NAMES, min_driver=(535,))
 # H20: MIG from R535 (MIG User Guide, deployment considerations).
 H20_96GB = _table("h20", _HOPPER_96GB_NAMES, min_driver=(535,))
-# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM, R550); MIG from R550 (User Guide).
-# A real H200 on driver 590 (issue 21) reports 2g.35gb and 3g.71gb MIG devices 256 MiB
-# larger than that listing: 33280 and 71424 MiB.
+# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM, R550,
+# https://github.com/NVIDIA/mig-parted/issues/120); MIG from R550 (User Guide).
+# A real H200 on driver 590 reports 2g.35gb and 3g.71gb MIG devices 256 MiB larger than that
+# listing: 33280 and 71424 MiB (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt). Profiles of the same memory slices have the same memory in
+# every real listing (that one: 1g.35gb = 2g.35gb, 3g.71gb = 4g.71gb; A100, H100 and H100
+# NVL alike), so 1g.35gb and 4g.71gb take the new sizes too.
 # Unknown: the H200 NVL's sizes (the H200 SXM's are taken); the branch of that change (taken
-# as R590, the one observed); whether 1g.35gb, 4g.71gb and 7g.141gb grew too (kept as R550's).
+# as R590, the one observed); whether 1g.18gb and 7g.141gb changed with it (kept as R550's).
 H200_141GB = _table(
     "h100",
     {
         "1g": ("1g.18gb", 16384),
         "1g+me": ("1g.18gb+me", 16384),
-        "1g2x": ("1g.35gb", 33024),
-        "2g": ("2g.35gb", 33280),  # issue 21: a real H200 on 590
-        "3g": ("3g.71gb", 71424),  # issue 21: a real H200 on 590
-        "4g": ("4g.71gb", 71168),
+        "1g2x": ("1g.35gb", 33280),  # as 2g.35gb (the same two memory slices)
+        "2g": ("2g.35gb", 33280),  # a real H200 on 590
+        "3g": ("3g.71gb", 71424),  # a real H200 on 590
+        "4g": ("4g.71gb", 71424),  # as 3g.71gb (the same four memory slices)
         "7g": ("7g.141gb", 143104),
     },
     min_driver=(550,),
-    # mig-parted #120's R550 `-lgip`: 2g.35gb (ID 14) 33024, 3g.71gb (ID 9) 71168 MiB.
-    memory_before=(((590,), ((14, 33024), (9, 71168))),),
-    # MIG BAR1: an H200 on driver 590 (issue 21; mig_bar1_bytes).
+    # mig-parted #120's R550 `-lgip`: 1g.35gb (ID 15) and 2g.35gb (ID 14) 33024, 3g.71gb
+    # (ID 9) and 4g.71gb (ID 5) 71168 MiB.
+    memory_before=(((590,), ((15, 33024), (14, 33024), (9, 71168), (5, 71168))),),
+    # MIG BAR1: the same H200 on driver 590 (mig_bar1_bytes).
     bar1_per_slice_kib=14809 * 1024 + 512,
 )
 # GH200 144G HBM3e: mig-parted #139 / gpu-operator #1057 `-lgip` (1g 17.50, 1g.36gb and
