@@ -24,7 +24,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
-import math
 import os
 import pwd
 import re
@@ -110,12 +109,17 @@ class Entry:
     name: str
     uid: int
     pid: int
-    ctime_ns: int  # when it took its name (claims and tickets are renamed into place)
+    # When it took its name (claims and tickets are renamed into place): the kernel's time,
+    # which no one can set back, unlike what a file says.
+    ctime_ns: int
     devices: list[str]
-    since: float
     argv: list[str]
     request: Request
-    sequence: int  # a ticket's number in line among those of the same instant
+    sequence: int  # taken under the directory's lock: the order of entries of one instant
+
+    @property
+    def since(self) -> float:
+        return self.ctime_ns / 1e9
 
 
 @dataclass
@@ -126,7 +130,7 @@ class Reading:
     waiters: list[Entry]  # in line order
     ignored: list[str]
     dead: list[str]  # names of this uid's entries whose process is gone (it may remove them)
-    last_sequence: int  # the highest ticket number seen, live or dead
+    last_sequence: int  # the highest number an entry took, live or dead
     complete: bool = True  # False: more entries than MAX_ENTRIES, the rest not judged
 
 
@@ -154,7 +158,7 @@ def read_directory(fd: int, path: str) -> Reading:
         if entry is not None and entry.inode not in seen:
             seen.add(entry.inode)
             (reading.claims if name.endswith(CLAIM) else reading.waiters).append(entry)
-    reading.claims.sort(key=lambda e: (e.since, e.name))
+    reading.claims.sort(key=lambda e: (e.ctime_ns, e.sequence, e.name))
     reading.waiters.sort(key=lambda e: (e.ctime_ns, e.sequence, e.name))
     return reading
 
@@ -172,6 +176,7 @@ def read_claims(path: str, with_commands: bool = False) -> Claims:
 
 
 def to_claims(path: str, reading: Reading, with_commands: bool) -> Claims:
+    """A reading as the snapshot carries it: owners by name, commands as asked."""
     names = user_namer()
     return Claims(
         path, True,
@@ -262,10 +267,6 @@ def _entry(inode: tuple[int, int], name: str, uid: int, pid: int, ctime_ns: int,
     if (not isinstance(devices, list) or len(devices) > MAX_DEVICES or (not devices and not ticket)
             or not all(isinstance(d, str) and _DEVICE.fullmatch(d) for d in devices)):
         raise _Refused("names no devices, or devices that are not GPU or MIG UUIDs")
-    since = content.get("since")
-    if not isinstance(since, (int, float)) or isinstance(since, bool) \
-            or not math.isfinite(since) or not 0 <= since < 2**33:
-        raise _Refused("has no time it was made")
     argv = content.get("command")
     if (not isinstance(argv, list) or not 0 < len(argv) <= MAX_COMMAND_ARGS
             or not all(isinstance(a, str) for a in argv) or not argv[0]):
@@ -273,7 +274,7 @@ def _entry(inode: tuple[int, int], name: str, uid: int, pid: int, ctime_ns: int,
     sequence = content.get("sequence", 0)
     if not _whole(sequence, 0, MAX_SEQUENCE):
         raise _Refused("has no number in line")
-    return Entry(inode, name, uid, pid, ctime_ns, list(devices), float(since), list(argv),
+    return Entry(inode, name, uid, pid, ctime_ns, list(devices), list(argv),
                  _request(content.get("request")), sequence)
 
 

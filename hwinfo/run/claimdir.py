@@ -102,13 +102,12 @@ class Directory:
 
     def add(self, suffix: str, request: Request, argv: Sequence[str],
             devices: Sequence[str] = (), sequence: int = 0) -> Held:
-        """A new claim or ticket of this process, locked before it takes its name."""
+        """A new claim or ticket of this process, locked before it takes its name. Decided
+        under the lock, `sequence` is one more than any entry's so far (Reading.last_sequence)."""
         base = f"{os.geteuid()}.{os.getpid()}.{secrets.token_hex(8)}"
         temp, name = f".{base}{TEMP}", base + suffix
-        content = json.dumps({
-            "devices": list(devices), "since": time.time(), "command": list(argv),
-            "request": dataclasses.asdict(request), "sequence": sequence,
-        }).encode()
+        content = json.dumps({"devices": list(devices), "command": list(argv),
+                              "request": dataclasses.asdict(request), "sequence": sequence}).encode()
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      ENTRY_MODE, dir_fd=self.fd)
         try:

@@ -70,7 +70,8 @@ def obtain(directory: Directory, read_gpus: Callable[[], GpuSystem], asker: Aske
                     ahead = _ahead(reading, ticket)
                     got = None if unread else choose(every, claimed, ahead, asker)
                     if got is not None:
-                        claim = directory.add(CLAIM, asker.request, argv, [d.uuid for d in got])
+                        claim = directory.add(CLAIM, asker.request, argv, [d.uuid for d in got],
+                                              reading.last_sequence + 1)
                         if ticket is not None:  # out of line before anyone decides again
                             ticket.release()
                             ticket = None

@@ -43,7 +43,7 @@ def entry(directory: Path, text: str | bytes, name: str | None = None, mode: int
 
 
 def sound(devices: list[str]) -> str:
-    return json.dumps({"devices": devices, "since": 1.8e9, "command": ["python", "train.py"],
+    return json.dumps({"devices": devices, "command": ["python", "train.py"],
                        "request": {"gpus": 1, "need_memory_bytes": None, "mig_profile": None,
                                    "share": False}})
 
@@ -57,6 +57,8 @@ def test_a_live_claim_is_read_with_its_owner_and_command(claims: Path) -> None:
         (claim,) = found.claims
         assert (claim.devices, claim.uid, claim.user, claim.pid, claim.name, claim.command) == (
             [GPU], ME, "root", os.getpid(), "python", None)
+        # Its time is the kernel's (when it took its name), not one the file could claim.
+        assert claim.since_seconds == (claims / held.name).stat().st_ctime_ns / 1e9
         assert read_claims(str(claims), with_commands=True).claims[0].command == \
             "python train.py --secret=x"
     finally:
@@ -121,16 +123,16 @@ def test_hostile_entries_are_ignored_with_a_line(claims: Path, make, says: str) 
     (b"\xff\xfe not json", "is not a claim (not a JSON object)"),
     (b"[" * 8000 + b"]" * 8000, "is not a claim (not a JSON object)"),
     (b'"a string"', "is not a claim (not a JSON object)"),
-    (json.dumps({"devices": ["../../etc/passwd"], "since": 1, "command": ["x"]}).encode(),
+    (json.dumps({"devices": ["../../etc/passwd"], "command": ["x"]}).encode(),
      "devices that are not GPU or MIG UUIDs"),
-    (json.dumps({"devices": [GPU] * 65, "since": 1, "command": ["x"]}).encode(),
+    (json.dumps({"devices": [GPU] * 65, "command": ["x"]}).encode(),
      "devices that are not GPU or MIG UUIDs"),
-    (json.dumps({"devices": [GPU], "since": "NaN", "command": ["x"]}).encode(),
-     "has no time it was made"),
-    (json.dumps({"devices": [GPU], "since": 1e300, "command": ["x"]}).encode(),
-     "has no time it was made"),
-    (json.dumps({"devices": [GPU], "since": 1, "command": []}).encode(), "has no command"),
-    (json.dumps({"devices": [GPU], "since": 1, "command": ["x"],
+    (json.dumps({"devices": [GPU], "command": ["x"], "sequence": -1}).encode(),
+     "has no number in line"),
+    (json.dumps({"devices": [GPU], "command": ["x"], "sequence": 2**60}).encode(),
+     "has no number in line"),
+    (json.dumps({"devices": [GPU], "command": []}).encode(), "has no command"),
+    (json.dumps({"devices": [GPU], "command": ["x"],
                  "request": {"gpus": 10**9, "need_memory_bytes": None, "mig_profile": None,
                              "share": False}}).encode(), "asks for something no host has"),
 ])

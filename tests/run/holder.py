@@ -5,7 +5,7 @@
 It takes an exclusive flock on WORK/locks/<uuid> of each device in CUDA_VISIBLE_DEVICES: a
 lock it cannot have means another command was handed the same device at the same time, and
 it says so in WORK/violations. It then writes WORK/started/ID (JSON: its devices, its claim's
-time, its pid), and holds for HOLD seconds, or, with HOLD "release", until WORK/release/ID
+number, its pid), and holds for HOLD seconds, or, with HOLD "release", until WORK/release/ID
 exists.
 """
 
@@ -22,7 +22,7 @@ def main(work: str, ident: str, hold: str) -> None:
     devices = os.environ["CUDA_VISIBLE_DEVICES"].split(",")
     assert os.environ["NVIDIA_VISIBLE_DEVICES"] == os.environ["CUDA_VISIBLE_DEVICES"]
     with open(os.environ["HWINFO_CLAIM"]) as claim:
-        since = json.load(claim)["since"]
+        sequence = json.load(claim)["sequence"]
     locks = []
     for uuid in devices:
         # Read-only: a flock needs no more, and the file may be another user's.
@@ -35,7 +35,8 @@ def main(work: str, ident: str, hold: str) -> None:
         locks.append(fd)
     temp = os.path.join(work, "started", f".{ident}")
     with open(temp, "w") as out:
-        json.dump({"id": ident, "devices": devices, "since": since, "pid": os.getpid()}, out)
+        json.dump({"id": ident, "devices": devices, "sequence": sequence, "pid": os.getpid()},
+                  out)
     os.rename(temp, os.path.join(work, "started", ident))
     if hold == "release":
         give_up = time.monotonic() + 600  # against a hang only

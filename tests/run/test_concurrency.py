@@ -56,8 +56,8 @@ def test_twenty_runs_on_eight_gpus_one_at_a_time_each_and_in_the_order_they_came
     assert [host.ended(p) for p in holders + waiters] == [0] * 20
     assert host.violations() == ""
     started = [host.started(f"w{n}") for n in range(12)]
-    # Claimed in the order they came (each claim's time is taken under the directory's lock).
-    assert [s["id"] for s in sorted(started, key=lambda s: s["since"])] == \
+    # Claimed in the order they came (each claim's number is taken under the directory's lock).
+    assert [s["id"] for s in sorted(started, key=lambda s: s["sequence"])] == \
         [f"w{n}" for n in range(12)]
     assert list(host.claims.iterdir()) == []
 

@@ -105,8 +105,7 @@ print(json.dumps({
 _FAKE = r"""
 import json, os, sys
 directory, alice, bob, name = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-claim = json.dumps({"devices": ["GPU-00000000-0000-0000-0000-000000000000"], "since": 1,
-                    "command": ["x"], "request": {"gpus": 1, "need_memory_bytes": None,
+claim = json.dumps({"devices": ["GPU-00000000-0000-0000-0000-000000000000"], "command": ["x"], "request": {"gpus": 1, "need_memory_bytes": None,
                                                   "mig_profile": None, "share": False}})
 with open(os.path.join(directory, f"{alice}.1.0123456789abcdef.claim"), "w") as out:
     out.write(claim)
