@@ -120,7 +120,9 @@ def _worded(exc: Exception) -> bool:
 class SnapshotCollector:
     """Holds the per-source collectors (and their static inventory) between snapshots."""
 
-    def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
+    def __init__(self, root: Root, gpu: GpuSource | None = None, claims: str | None = None,
+                 with_commands: bool = False) -> None:
+        """`claims`: the claims directory of `hwinfo run` to read; None: not read."""
         self.root = root
         # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
         self.pci: PciCollector | None = None
@@ -134,6 +136,8 @@ class SnapshotCollector:
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.gpu = gpu
+        self.claims = claims
+        self.with_commands = with_commands
 
     def close(self) -> None:
         if self.gpu is not None:
@@ -156,6 +160,12 @@ class SnapshotCollector:
         pci = None
         if self.pci is not None:
             pci = run.read("pci", self.pci.collect, whole=False)
+        claims = None
+        if self.claims is not None:
+            from hwinfo.collect.claims import read_claims
+
+            path = self.claims
+            claims = run.read("claims", lambda: read_claims(path, self.with_commands), whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -166,6 +176,7 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            claims=claims,
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,

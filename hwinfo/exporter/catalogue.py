@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from hwinfo.exporter import metrics_gpu, metrics_host, metrics_mig, metrics_self, metrics_users
+from hwinfo.exporter import (
+    metrics_claims,
+    metrics_gpu,
+    metrics_host,
+    metrics_mig,
+    metrics_self,
+    metrics_users,
+)
 from hwinfo.exporter.metric import Metric
 
 # Metrics read from a snapshot, by group; each group can be left out with --no-collector.
@@ -11,6 +18,7 @@ SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "gpu": metrics_gpu.METRICS,
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,
+    "claims": metrics_claims.METRICS,
 }
 # Metrics read from the daemon's own status.
 SELF_METRICS: tuple[Metric, ...] = metrics_self.METRICS
