@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hwinfo.cli.ledger import _connect, _durations, _fail, _Parsed, _prometheus_options, _within
-from hwinfo.cli.options import Command, use_color
+from hwinfo.cli.ledger import _connect, _fail, _prometheus_options, _within
+from hwinfo.cli.options import Command, Parsed, duration, use_color
 
 if TYPE_CHECKING:
     from hwinfo.model.slurm import SlurmJob
@@ -24,9 +24,9 @@ def _job_id(text: str) -> str:
 
 
 @click.command(cls=Command)
-@click.argument("jobid", type=_Parsed("job id", _job_id))
+@click.argument("jobid", type=Parsed("job id", _job_id))
 @_prometheus_options
-@click.option("--since", "since", type=_Parsed("duration", _durations), default="30d",
+@click.option("--since", "since", type=Parsed("duration", duration), default="30d",
               show_default=True, help="How far back from --until to look for the job.")
 @click.option("--until", "until", default="now", show_default=True,
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")

@@ -121,7 +121,9 @@ def _worded(exc: Exception) -> bool:
 class SnapshotCollector:
     """Holds the per-source collectors (and their static inventory) between snapshots."""
 
-    def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
+    def __init__(self, root: Root, gpu: GpuSource | None = None, claims: str | None = None,
+                 with_commands: bool = False) -> None:
+        """`claims`: the claims directory of `hwinfo run` to read; None: not read."""
         self.root = root
         # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
         self.pci: PciCollector | None = None
@@ -135,6 +137,8 @@ class SnapshotCollector:
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.gpu = gpu
+        self.claims = claims
+        self.with_commands = with_commands
         self.jobs: JobResourcesCollector | None = None  # with the GPUs' processes only
 
     def close(self) -> None:
@@ -163,6 +167,12 @@ class SnapshotCollector:
         pci = None
         if self.pci is not None:
             pci = run.read("pci", self.pci.collect, whole=False)
+        claims = None
+        if self.claims is not None:
+            from hwinfo.collect.claims import read_claims
+
+            path = self.claims
+            claims = run.read("claims", lambda: read_claims(path, self.with_commands), whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -173,6 +183,7 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            claims=claims,
             jobs=jobs,
             errors=run.errors,
             collection_seconds=run.took,

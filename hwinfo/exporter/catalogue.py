@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hwinfo.exporter import (
+    metrics_claims,
     metrics_gpu,
     metrics_host,
     metrics_jobs,
@@ -18,6 +19,7 @@ SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "gpu": metrics_gpu.METRICS,
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,
+    "claims": metrics_claims.METRICS,
     "jobs": metrics_jobs.METRICS,
 }
 # Metrics read from the daemon's own status.

@@ -165,7 +165,7 @@ def _gpu_record(gpu: Gpu) -> dict[str, Any]:
         "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
         "memory_free_bytes": gpu.memory_free_bytes,
         "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
-        "free": gpu.free,
+        "free": gpu.free, "claimed_by": gpu.claimed_by,
         "holders": [{"user": u, "memory_used_bytes": b} for u, b in sorted(gpu.holders.items())],
         "mig_devices": [{**d.__dict__, "free": d.free,
                          "holders": [{"user": u, "memory_used_bytes": b}
@@ -203,6 +203,8 @@ def _gpu_state(gpu: Gpu, host_state: str) -> str:
         return f"MIG {len(gpu.mig_devices) - idle}/{len(gpu.mig_devices)} used"
     if gpu.processes is None:
         return NA
+    if gpu.processes == 0 and gpu.claimed_by is not None:
+        return "claimed"
     return "free" if gpu.free else "held"
 
 
@@ -221,7 +223,11 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
             memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
             carve = ", ".join(f"{p.name}×{p.free_instances}" for p in gpu.profiles
                               if p.free_instances > 0)
-            who = "; ".join(part for part in (_holders(gpu.holders),
+            claims = [f"{where}claimed by {user}" for where, user in
+                      [("", gpu.claimed_by)] + [(f"MIG {d.gpu_instance_id}/{d.compute_instance_id} ",
+                                                 d.claimed_by) for d in gpu.mig_devices]
+                      if user is not None]
+            who = "; ".join(part for part in (_holders(gpu.holders), *claims,
                                               carve and f"can create {carve}") if part)
             rows.append([host.instance, gpu.index, gpu.model, memory,
                          _gpu_state(gpu, host.state), who])

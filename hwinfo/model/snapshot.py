@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hwinfo.model.claims import Claims
 from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
@@ -29,6 +30,8 @@ class Snapshot:
     # The CPU, memory and I/O of the jobs, pods and containers on the GPUs (model/jobs.py);
     # None: not collected (no GPU processes asked for, or a document older than the field).
     jobs: list[JobResources] | None = None
+    # Claims of `hwinfo run` on this host; None: not read (an older daemon's document).
+    claims: Claims | None = None
     errors: list[SourceError] = field(default_factory=list)
     # How long each source took to read, for the exporter's self-metrics.
     collection_seconds: dict[str, float] = field(default_factory=dict)

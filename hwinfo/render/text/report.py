@@ -5,6 +5,7 @@ from __future__ import annotations
 from hwinfo.escape import printable
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import FAILED, STALE, SourceState
+from hwinfo.render.text.claims import render_claims
 from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import gpu_blocks
 from hwinfo.render.text.host import render_host
@@ -32,6 +33,7 @@ def render_text(
     """`now` (Unix time) adds the snapshot's age where it is old enough to matter;
     `summary_first` puts the GPU summary above everything (what --watch keeps on screen)."""
     age = 0.0 if now is None else snapshot.age_seconds(now)
+    when = snapshot.timestamp_seconds + age
     gpu_note = source_note(snapshot.source("gpu"), age)
     gpus = gpu_blocks(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
                       snapshot.memory, snapshot.jobs)
@@ -42,6 +44,7 @@ def render_text(
         render_cpu(snapshot.cpu, style),
         render_memory(snapshot.memory, style),
         *gpus[len(first):],
+        render_claims(snapshot.claims, snapshot.gpu, style, when),
     ]
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
