@@ -208,7 +208,8 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert f"memory: collection failed: nothing could be read below {tmp_path}" in result.stdout
     doc = json.loads(run("report", "--no-gpu", "--root", str(tmp_path), "--format", "json").stdout)
     assert {s["source"]: s["state"] for s in doc["sources"]} == {
-        "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
+        "host": "ok", "memory": "failed", "storage": "failed", "network": "failed",
+        "gpu": "not_collected", "cpu": "failed"}
     assert doc["memory"] is None and doc["cpu"] is None
 
 

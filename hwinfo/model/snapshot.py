@@ -8,7 +8,9 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
+from hwinfo.model.network import Network
 from hwinfo.model.sources import SourceError, SourceState
+from hwinfo.model.storage import Storage
 from hwinfo.model.unixtime import UnixTime
 
 # Bumped when a JSON field is renamed or removed; adding fields keeps it.
@@ -24,6 +26,9 @@ class Snapshot:
     cpu: Cpu | None
     memory: Memory | None
     gpu: GpuSystem | None  # None: GPU collection switched off
+    # None: the source failed, or the document comes from an hwinfo that did not read it.
+    storage: Storage | None = None
+    network: Network | None = None
     errors: list[SourceError] = field(default_factory=list)
     # How long each source took to read, for the exporter's self-metrics.
     collection_seconds: dict[str, float] = field(default_factory=dict)
