@@ -70,7 +70,8 @@ def read_interface(root: Root, name: str) -> tuple[NetInterface, pci.PciFunction
         pcie=None,
         master=None,
     )
-    return interface, function
+    # Only a function with a PCIe link is asked for it every sample (not a virtio NIC's).
+    return interface, function if pci.link(root, function) is not None else None
 
 
 def _speed(root: Root, base: str) -> int | None:
@@ -97,14 +98,15 @@ def read_state(root: Root, inventory: NetInterface, function: pci.PciFunction | 
         mode = (root.attribute(f"{base}/bonding/mode") or "").split(" ")[0] or None
     elif inventory.kind == "bridge":
         members = root.listdir(f"{base}/brif")
-    else:
+    elif inventory.kind == "vlan":
         lower = _lower(root, base)
         parent = lower[0] if len(lower) == 1 else None
     mtu = root.attribute(f"{base}/mtu")
     return dataclasses.replace(
         inventory,
         operstate=root.attribute(f"{base}/operstate"),
-        speed_bytes_per_second=_speed(root, base),
+        # A veth's or tun's driver says a nominal 10 Gb/s or 10 Mb/s: no link has that rate.
+        speed_bytes_per_second=None if inventory.kind == "virtual" else _speed(root, base),
         mtu_bytes=None if mtu is None else decimal(mtu),
         mac_address=root.attribute(f"{base}/address"),
         pcie=pci.link(root, function),

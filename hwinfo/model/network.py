@@ -28,7 +28,7 @@ class NetInterface:
     pcie: PcieLinkStatus | None
     master: str | None  # the bond or bridge it belongs to
     members: list[str] = field(default_factory=list)  # a bond's or bridge's interfaces
-    parent: str | None = None  # a VLAN's (or macvlan's) lower interface
+    parent: str | None = None  # a VLAN's lower interface
     bond_mode: str | None = None  # 802.3ad, active-backup, balance-rr, ...
 
 

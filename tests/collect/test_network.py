@@ -114,7 +114,7 @@ def test_vlans_vfs_bridges_and_virtual_interfaces(tmp_path: Path) -> None:
         ("eth0", "physical", "ixgbe", None, [], None, 1_250_000_000),
         ("eth0.100", "vlan", "8021q", "eth0", [], None, None),  # speed -1: unknown
         ("eth1", "vf", "ixgbevf", None, [], None, 1_250_000_000),
-        ("veth1", "virtual", None, None, [], "br0", 1_250_000_000),
+        ("veth1", "virtual", None, None, [], "br0", None),  # its nominal 10 Gb/s is no rate
     ]
     # A NIC on a narrower link than it and its slot allow.
     assert found["eth0"].pcie == PcieLinkStatus(3, 3, 4, 8)
