@@ -57,7 +57,7 @@ def is_disk(root: Root, name: str) -> bool:
     base = f"{BLOCK_DIR}/{name}"
     if name.startswith(("md", "dm-")) and (root.exists(f"{base}/md") or root.exists(f"{base}/dm")):
         return False
-    if major(root, name) in _NOT_DISKS or name.startswith(("loop", "ram")):
+    if name.startswith(("loop", "ram")) or major(root, name) in _NOT_DISKS:
         return False
     if root.attribute(f"{base}/hidden") == "1":
         return False

@@ -17,7 +17,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hwinfo.collect.sysfs import Root
 from hwinfo.inputs import decimal
@@ -38,9 +38,9 @@ _ESCAPE = re.compile(r"\\([0-7]{3})")
 _MAX_STACK = 16
 
 
-@dataclass(frozen=True)
-class Mount:
-    """One mountinfo line's facts, as this module keeps them."""
+class Mount(NamedTuple):
+    """One mountinfo line's facts, as this module keeps them (a tuple: a dataclass would
+    cost a fresh report's start more to define)."""
 
     mount_point: str
     source: str
@@ -124,8 +124,7 @@ def whole_disks(root: Root, name: str) -> list[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     size_bytes: int
     free_bytes: int
     available_bytes: int

@@ -8,7 +8,7 @@ it is in that directory (Documentation/ABI/testing/sysfs-bus-pci).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hwinfo.collect.sysfs import Root
 from hwinfo.inputs import decimal
@@ -21,8 +21,7 @@ _GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
 _SPEED = re.compile(r"(\d{1,3}(?:\.\d{1,2})?) GT/s")
 
 
-@dataclass(frozen=True)
-class PciFunction:
+class PciFunction(NamedTuple):
     """Where a device sits: its PCI function's address and directory below the root."""
 
     address: str  # 0000:5e:00.0

@@ -7,6 +7,7 @@ sizes, links, array states, mounts and free space are read every sample.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 from hwinfo.collect import block, mounts, pci
 from hwinfo.collect.errors import NothingRead
@@ -15,8 +16,7 @@ from hwinfo.collect.sysfs import Root, is_live
 from hwinfo.model.storage import Disk, FileSystem, Storage
 
 
-@dataclasses.dataclass(frozen=True)
-class _Devices:
+class _Devices(NamedTuple):
     """The block devices of one listing of sys/block, by what they are."""
 
     disks: list[tuple[Disk, pci.PciFunction | None]]
@@ -33,8 +33,7 @@ def read_devices(root: Root, names: list[str]) -> _Devices:
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class _Placed:
+class _Placed(NamedTuple):
     """A data mount and what is below it, worked out once per mount table."""
 
     mount: mounts.Mount
