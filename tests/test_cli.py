@@ -254,4 +254,5 @@ def test_brief_is_one_screen() -> None:
     result = run("report", "--simulate", "dgx-h100", "--brief", "--no-color")
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and len(lines) <= 24 and max(map(len, lines)) <= 80
-    assert lines[3].startswith("GPUs  8 · driver")
+    assert [line[:6] for line in lines[3:5]] == ["Disk  ", "Net   "]
+    assert lines[5].startswith("GPUs  8 · driver")
