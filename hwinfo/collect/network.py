@@ -3,8 +3,8 @@
 Attributes as the kernel's Documentation/ABI/testing/sysfs-class-net describes them (operstate,
 mtu, speed in Mb/s, address, type as an ARPHRD number), bonds as bonding.rst does
 (bonding/mode, bonding/slaves), bridges' ports in brif/. What an interface is comes from its
-uevent's DEVTYPE and whether a device is behind it. Its driver, PCI function and NUMA node
-are read once (collect/inventory.py); state, speed, MTU and membership every sample.
+uevent's DEVTYPE and whether a device is behind it. Its driver, PCI function, NUMA node
+and MAC are read once (collect/inventory.py); state, speed, MTU and membership every sample.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def read_interface(root: Root, name: str) -> tuple[NetInterface, pci.PciFunction
         operstate=None,
         speed_bytes_per_second=None,
         mtu_bytes=None,
-        mac_address=None,
+        # Inventory too: a MAC changes when a person sets one, and the inventory is read again
+        # within inventory.REFRESH_SECONDS; read each sample it would be a quarter of a veth's cost.
+        mac_address=root.attribute(f"{base}/address"),
         link_type=None if link_type is None else _LINK_TYPES.get(link_type, link_type),
         pci_address=function.address if function else None,
         numa_node=pci.numa_node(root, function),
@@ -108,7 +110,6 @@ def read_state(root: Root, inventory: NetInterface, function: pci.PciFunction | 
         # A veth's or tun's driver says a nominal 10 Gb/s or 10 Mb/s: no link has that rate.
         speed_bytes_per_second=None if inventory.kind == "virtual" else _speed(root, base),
         mtu_bytes=None if mtu is None else decimal(mtu),
-        mac_address=root.attribute(f"{base}/address"),
         pcie=pci.link(root, function),
         master=root.link_name(f"{base}/master"),
         members=members,
