@@ -5,10 +5,11 @@ image), ZFS and btrfs pools, and network and cluster filesystems. tmpfs, proc, o
 the other in-memory or stacked ones are left out, and so are bind mounts of a directory (a
 container's /etc/hosts): their space is their filesystem's, listed once.
 
-The mountinfo format is proc(5)'s. Sizes come from statfs(2) of the mount point, which can
-hang for as long as a network server does not answer: every statfs runs on a thread of its
-own with a deadline, and a mount point that did not answer is not asked again until its call
-returns (node_exporter's filesystem collector does the same).
+The mountinfo format is proc(5)'s. Sizes come from statfs(2) of the mount point. A local
+filesystem answers it from memory; a network one can hang for as long as its server does
+not answer, so those are asked on a thread with a deadline, and a mount point that did not
+answer is not asked again until its call returns (node_exporter's filesystem collector does
+the same).
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ def statfs(mount_point: str) -> Usage:
 
 
 class MountUsage:
-    """statfs(2) of many mount points within one deadline; a mount point whose call has not
-    returned is skipped (not available) until it does."""
+    """statfs(2) of mount points. A local filesystem answers from memory; a network one is
+    asked on a thread, all within one deadline, and one whose call has not returned is
+    skipped (not available) until it does."""
 
     def __init__(self, deadline_seconds: float = 1.0,
                  read: Callable[[str], Usage] = statfs) -> None:
@@ -147,8 +149,20 @@ class MountUsage:
         self._lock = threading.Lock()
         self._hanging: set[str] = set()
 
-    def read(self, mount_points: list[str]) -> dict[str, Usage]:
-        """Usage of the mount points that answered in time; the others are absent."""
+    def read(self, local: list[str], remote: list[str]) -> dict[str, Usage]:
+        """Usage of the mount points that answered (the remote ones in time); the others are
+        absent."""
+        found = {point: usage for point in local if (usage := self._ask(point)) is not None}
+        found.update(self._read_remote(remote))
+        return found
+
+    def _ask(self, point: str) -> Usage | None:
+        try:
+            return self._read(point)
+        except OSError:  # gone, or no permission: not available
+            return None
+
+    def _read_remote(self, mount_points: list[str]) -> dict[str, Usage]:
         with self._lock:
             asked = [m for m in mount_points if m not in self._hanging]
         found: dict[str, Usage] = {}
@@ -162,10 +176,7 @@ class MountUsage:
                     return
                 with self._lock:
                     current[:] = [point]
-                try:
-                    usage = self._read(point)
-                except OSError:  # gone, or no permission: not available
-                    usage = None
+                usage = self._ask(point)
                 with self._lock:
                     current.clear()
                     self._hanging.discard(point)

@@ -73,7 +73,10 @@ class StorageCollector:
                 self._placed_for[1] is not devices:
             self._placed_for, self._placed = (text, devices), self._place(
                 mounts.parse_mountinfo(text))
-        usage = self.usage.read([p.mount.mount_point for p in self._placed]) if self.usage else {}
+        usage = self.usage.read(
+            [p.mount.mount_point for p in self._placed if p.mount.type not in mounts.NETWORK_TYPES],
+            [p.mount.mount_point for p in self._placed if p.mount.type in mounts.NETWORK_TYPES],
+        ) if self.usage else {}
         found = []
         for placed in self._placed:
             mount, used = placed.mount, usage.get(placed.mount.mount_point)
