@@ -32,7 +32,8 @@ _SCSI_CLASSES = (("spi_host", "spi"), ("fc_host", "fc"), ("sas_host", "sas"),
 # Buses of hypervisors: the guest's rotational flag tells nothing of the disks below them.
 _VIRTUAL_TRANSPORTS = {"virtio", "xen", "vmbus"}
 # The prefix of a device-mapper uuid names who made it (dm/uuid, as lsblk reads it).
-_DM_KINDS = {"LVM": "lvm", "CRYPT": "crypt", "mpath": "multipath", "part1": "partition"}
+# kpartx names its partitions' part1-, part2-, ...
+_DM_KINDS = {"LVM": "lvm", "CRYPT": "crypt", "mpath": "multipath"}
 
 
 def major(root: Root, name: str) -> int | None:
@@ -112,12 +113,13 @@ def transport(root: Root, name: str, path: str | None, controllers: list[str]) -
     return _scsi_transport(root, name, path or "")
 
 
-def kind(name: str, transport: str | None, rotational: bool | None) -> str | None:
+def kind(name: str, how: str | None, rotational: bool | None) -> str | None:
+    """What the disk is (model/storage.py DISK_KINDS), from its transport `how`."""
     if name.startswith("zram"):
         return "ram"
-    if transport in _VIRTUAL_TRANSPORTS:
+    if how in _VIRTUAL_TRANSPORTS:
         return "virtual"
-    if transport is not None and transport.startswith("nvme"):
+    if how is not None and how.startswith("nvme"):
         return "nvme"
     return None if rotational is None else "hdd" if rotational else "ssd"
 
@@ -223,12 +225,13 @@ def _completed(text: str | None) -> float | None:
 
 def read_mapped(root: Root, name: str) -> MappedDevice:
     base = f"{BLOCK_DIR}/{name}"
-    uuid = root.attribute(f"{base}/dm/uuid") or ""
-    prefix = uuid.partition("-")[0]
+    prefix = (root.attribute(f"{base}/dm/uuid") or "").partition("-")[0]
+    if prefix.startswith("part") and decimal(prefix[4:]) is not None:
+        prefix = "partition"
     return MappedDevice(
         name=name,
         mapped_name=root.attribute(f"{base}/dm/name"),
-        kind=_DM_KINDS.get(prefix, prefix.lower() or None) if uuid else None,
+        kind=_DM_KINDS.get(prefix, prefix.lower()) or None,
         size_bytes=size_bytes(root, base),
         members=members(root, base),
     )

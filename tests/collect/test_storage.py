@@ -259,3 +259,14 @@ def test_the_filesystems_findmnt_lists_with_their_sizes() -> None:
         # Free space moves while other work writes; within a GiB of what findmnt saw.
         assert fs.available_bytes is not None
         assert abs(fs.available_bytes - int(listed[target]["avail"])) < 1 << 30
+
+
+def test_who_made_a_device_mapper_device(tmp_path: Path) -> None:
+    for n, uuid in enumerate(["CRYPT-LUKS2-2c1b6f0e-luks", "part1-mpath-3600a0b80", "mpath-3600a0",
+                              "", "stratis-1-private", "part²-x"]):
+        dm = tmp_path / "sys/block" / f"dm-{n}" / "dm"
+        dm.mkdir(parents=True)
+        if uuid:
+            (dm / "uuid").write_text(uuid + "\n")
+    kinds = [d.kind for d in StorageCollector(Root(tmp_path)).collect().mapped_devices]
+    assert kinds == ["crypt", "partition", "multipath", None, "stratis", "part²"]
