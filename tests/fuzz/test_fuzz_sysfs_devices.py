@@ -10,7 +10,7 @@ import shutil
 
 from fixtures.machines_devices import gpu_node
 from fuzz.mutations import fuzz_settings, one_line_or_valid, scratch_dir
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hwinfo.collect.network import NetworkCollector
@@ -38,10 +38,10 @@ HOSTILE = st.one_of(
 
 def _spoil(root: str, rel: str, kind: str, data: bytes) -> None:
     path = os.path.join(root, rel)
-    if os.path.islink(path) or os.path.isfile(path):
-        os.unlink(path)
-    elif os.path.isdir(path):
+    if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
+    elif os.path.lexists(path):  # a file, a link, or a FIFO an earlier spoiling made
+        os.unlink(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if kind == "bytes":
         with open(path, "wb") as file:
@@ -62,6 +62,10 @@ def _spoil(root: str, rel: str, kind: str, data: bytes) -> None:
 
 
 @fuzz_settings(40)
+@example([("sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda/size",
+           ("fifo", b"")),
+          ("sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda/size",
+           ("bytes", b"1\n"))])  # a path spoiled twice: the FIFO goes before it is written
 @given(st.lists(st.tuples(st.sampled_from(PATHS), HOSTILE), min_size=1, max_size=6))
 def test_a_hostile_device_tree_is_read_or_one_line(spoiled: list[tuple[str, tuple[str, bytes]]]
                                                    ) -> None:
