@@ -9,8 +9,10 @@ from hwinfo.model.cpu import Cpu
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.model.host import Host
 from hwinfo.model.memory import Memory
+from hwinfo.model.network import Network
 from hwinfo.model.pci import PciTree
 from hwinfo.model.sources import SourceError, SourceState
+from hwinfo.model.storage import Storage
 from hwinfo.model.unixtime import UnixTime
 
 # Bumped when a JSON field is renamed or removed; adding fields keeps it.
@@ -26,6 +28,9 @@ class Snapshot:
     cpu: Cpu | None
     memory: Memory | None
     gpu: GpuSystem | None  # None: GPU collection switched off
+    # None: the source failed, or the document comes from an hwinfo that did not read it.
+    storage: Storage | None = None
+    network: Network | None = None
     # Claims of `hwinfo run` on this host; None: not read (an older daemon's document).
     claims: Claims | None = None
     errors: list[SourceError] = field(default_factory=list)
