@@ -273,7 +273,7 @@ def test_anything_that_stops_the_check_is_unknown_in_one_line(args: tuple[str, .
 def test_nothing_read_is_unknown_never_ok(tmp_path: Path) -> None:
     result = run("check", "--root", str(tmp_path), "--simulate", "no-driver", root=False)
     assert result.returncode == 3, result.stdout
-    assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 2
+    assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 4
     assert f"memory not read: nothing could be read below {tmp_path}" in result.stdout
     assert f"cpu not read: nothing could be read below {tmp_path}" in result.stdout
 

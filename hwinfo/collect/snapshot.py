@@ -133,9 +133,13 @@ class SnapshotCollector:
         self.cpu = _built(CpuCollector, root)
         from hwinfo.collect.host import HostCollector
         from hwinfo.collect.memory import MemoryCollector
+        from hwinfo.collect.network import NetworkCollector
+        from hwinfo.collect.storage import StorageCollector
 
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
+        self.storage = _built(StorageCollector, root)
+        self.network = _built(NetworkCollector, root)
         self.gpu = gpu
         self.claims = claims
         self.with_commands = with_commands
@@ -154,6 +158,9 @@ class SnapshotCollector:
         # Failed (its uptime file refused), the host section still names the host.
         host = run.read("host", self.host.collect, whole=False) or self.host.identity()
         memory = run.read("memory", self.memory.collect)
+        # Whole=False: no disk or no interface but loopback is a reading (a diskless node).
+        storage = run.read("storage", self.storage.collect, whole=False)
+        network = run.read("network", self.network.collect, whole=False)
         if self.gpu is not None:
             gpu = run.read("gpu", self.gpu.collect, whole=False)
         else:
@@ -183,6 +190,8 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            storage=storage,
+            network=network,
             claims=claims,
             jobs=jobs,
             errors=run.errors,

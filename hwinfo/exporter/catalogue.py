@@ -8,7 +8,9 @@ from hwinfo.exporter import (
     metrics_host,
     metrics_jobs,
     metrics_mig,
+    metrics_network,
     metrics_self,
+    metrics_storage,
     metrics_users,
 )
 from hwinfo.exporter.metric import Metric
@@ -16,6 +18,8 @@ from hwinfo.exporter.metric import Metric
 # Metrics read from a snapshot, by group; each group can be left out with --no-collector.
 SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "host": metrics_host.METRICS,
+    "storage": metrics_storage.METRICS,
+    "network": metrics_network.METRICS,
     "gpu": metrics_gpu.METRICS,
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,

@@ -14,7 +14,7 @@ from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.render.units import NA, or_na, pcie_link, percent, size
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
@@ -49,12 +49,6 @@ def _memory(gpu: Gpu, host: Memory | None = None) -> str:
     if used is None:
         return f"? / {size(total)}"
     return f"{size(used)} / {size(total)} ({percent(used / total)})"
-
-
-def _link(gen: int | None, width: int | None) -> str:
-    if gen is None and width is None:
-        return NA
-    return f"gen{or_na(gen, str)} x{or_na(width, str)}"
 
 
 def _utilization(gpu: Gpu) -> str:
@@ -319,8 +313,8 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
-        link = (f"{_link(gpu.pcie.generation, gpu.pcie.width)}"
-                f" of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
+        link = (f"{pcie_link(gpu.pcie.generation, gpu.pcie.width)}"
+                f" of {pcie_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
         section.field("PCIe", style.warn(link + " (degraded)") if any(gpu.pcie_below_max()) else link)
     section.field("Health", _health(gpu, style))
     section.field("Topology", _joined(

@@ -10,6 +10,8 @@ from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import gpu_blocks
 from hwinfo.render.text.host import render_host
 from hwinfo.render.text.memory import render_memory
+from hwinfo.render.text.network import render_network
+from hwinfo.render.text.storage import render_storage
 from hwinfo.render.text.style import Style
 from hwinfo.render.units import duration
 
@@ -46,6 +48,12 @@ def render_text(
         *gpus[len(first):],
         render_claims(snapshot.claims, snapshot.gpu, style, when),
     ]
+    # After the GPUs: the disks the data sits on and the network jobs talk over. A document
+    # of an hwinfo that did not read them (report --from an older daemon) has neither.
+    if snapshot.storage is not None or snapshot.source("storage") is not None:
+        blocks.append(render_storage(snapshot.storage, style))
+    if snapshot.network is not None or snapshot.source("network") is not None:
+        blocks.append(render_network(snapshot.network, style))
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
             blocks.append(style.warn(printable(f"{error.source}: collection failed: "
