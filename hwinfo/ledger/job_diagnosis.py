@@ -13,10 +13,13 @@ from hwinfo.ledger.job import Job
 from hwinfo.ledger.job_resources import NOT_RECORDED, JobResources, figures
 from hwinfo.ledger.prometheus import Prometheus
 from hwinfo.ledger.units import duration_text, figure
+from hwinfo.ledger.usage import window
 from hwinfo.ledger.verdict import Verdict, judge
 from hwinfo.model.slurm import SlurmJob
 from hwinfo.render.units import percent, size
 
+# The disk inventory's series (exporter/metrics_storage.py): a disk's kind by its name.
+DISK_INFO = "hwinfo_disk_info"
 # A GPU busy less than this share of the time held is one the job did not use (job.py's
 # advice counts the same).
 USED_BUSY_RATIO = 0.1
@@ -47,6 +50,8 @@ def diagnose(prometheus: Prometheus, job: Job) -> Diagnosis:
     utilization = None if utilization is None else min(1.0, utilization)
     verdict = (Verdict("unknown", [NOT_RECORDED]) if found is None else
                judge(utilization, resources, found.interval_seconds, found.idle_threshold))
+    if verdict.verdict == "io-bound" and resources is not None:
+        _on_hdds(prometheus, job, resources, verdict)
     diagnosis = Diagnosis(
         verdict,
         utilization, len(job.gpus),
@@ -55,6 +60,26 @@ def diagnose(prometheus: Prometheus, job: Job) -> Diagnosis:
     if found is None:
         diagnosis.notes.append(f"{prometheus.url}: {NOT_RECORDED}")
     return diagnosis
+
+
+def _on_hdds(prometheus: Prometheus, job: Job, resources: JobResources, verdict: Verdict) -> None:
+    """Say where an I/O-bound job read from spinning disks: the disks of its hosts whose
+    inventory (hwinfo_disk_info, docs/metrics.md) says `hdd`. A device no disk_info names (a
+    dm or md device, an older hwinfo) is not guessed at."""
+    read = {device for device, count in resources.read_bytes_by_device.items() if count > 0}
+    if not read:
+        return
+    span = window(job.until - job.since)
+    hdds = {s.labels.get("device", "") for s in prometheus.query(
+        f'group by (instance, device) (last_over_time({DISK_INFO}{{kind="hdd"}}[{span}]))',
+        job.until) if s.labels.get("instance") in job.hosts}
+    spinning = sorted(read & hdds)
+    if spinning:
+        what = "a spinning disk" if len(spinning) == 1 else "spinning disks"
+        verdict.figures.append(f"its data set is read from {', '.join(spinning)}: {what} (HDD)")
+        verdict.advice.insert(0, "its data set sits on an HDD, which serves a few hundred "
+                                 "random reads a second: copy it to an SSD, NVMe or /dev/shm "
+                                 "before the job")
 
 
 def diagnosis_record(d: Diagnosis) -> dict[str, Any]:

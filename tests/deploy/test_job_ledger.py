@@ -2,8 +2,9 @@
 vmalert), on hosts whose truth is known: fixture trees (tests/fixtures/job_cgroups.py) whose
 kernel counters a writer here advances at set rates, read by real daemons.
 
-- maria's Slurm job 3385 on cgroup v2: 3 of its 16 CPUs busy (efficiency 3/16), reading 2 MB/s,
-  its tasks waiting on I/O 60 % of the time; its GPU 20 % busy: io-bound.
+- maria's Slurm job 3385 on cgroup v2: 3 of its 16 CPUs busy (efficiency 3/16), reading 2 MB/s
+  from the host's hard disks, its tasks waiting on I/O 60 % of the time; its GPU 20 % busy:
+  io-bound, on HDDs.
 - a Docker container on cgroup v1 at its 1.5-CPU quota (efficiency 1), its GPU 10 % busy:
   cpu-bound.
 """
@@ -128,7 +129,12 @@ def test_hwinfo_job_tells_the_io_bound_job_and_its_figures(lab: Lab) -> None:
     assert (host["memory_peak_bytes"], host["memory_limit_bytes"]) == (48 * 2**30, 64 * 2**30)
     assert set(host["read_bytes_by_device"]) == {"sda", "sdb"}
     assert document["gpu_utilization_ratio"] == pytest.approx(0.2)
-    assert any("waiting on I/O" in figure for figure in document["diagnosis"]["figures"])
+    diagnosis = document["diagnosis"]
+    assert any("waiting on I/O" in figure for figure in diagnosis["figures"])
+    # x86-2s-smt's sda is a Seagate hard disk (its inventory says hdd), the one it reads now
+    # (sdb's counter stands still: nothing read from it in the range).
+    assert "its data set is read from sda: a spinning disk (HDD)" in diagnosis["figures"]
+    assert diagnosis["advice"][0].startswith("its data set sits on an HDD")
 
 
 def test_usage_by_user_has_each_one_s_efficiency_and_verdict(lab: Lab) -> None:
