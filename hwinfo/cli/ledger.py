@@ -101,13 +101,15 @@ def _connect(url: str | None, ca_file: str | None, timeout: float) -> Any:
               help="Which users on whole GPUs a smaller MIG profile would do for, and what it frees.")
 def usage(url: str | None, ca_file: str | None, timeout: float, no_color: bool, since: float,
           until: str, by: str, fmt: str, prices: str | None, advise: bool) -> None:
-    """Who held which GPUs, busy or idle, over a range, with energy and cost."""
+    """Who held which GPUs, busy or idle, over a range, with energy and cost; by job or user,
+    their jobs' CPU efficiency and why their GPUs are (not) drawn."""
     from hwinfo import inputs
     from hwinfo.ledger import render
     from hwinfo.ledger import usage as ledger_usage
     from hwinfo.ledger.prices import load_prices
     from hwinfo.ledger.prometheus import LedgerError
     from hwinfo.ledger.units import unix_time
+    from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY, add_efficiency
     from hwinfo.render.text.style import Style
 
     try:
@@ -123,6 +125,8 @@ def usage(url: str | None, ca_file: str | None, timeout: float, no_color: bool, 
     def report() -> str:
         try:
             ledger = ledger_usage.usage(prometheus, end - since, end, by, price_list, advise)
+            if by in EFFICIENCY_BY:
+                add_efficiency(prometheus, ledger)
         except ledger_usage.WindowError as exc:
             raise click.BadParameter(str(exc), param_hint="'--since'/'--until'") from None
         except LedgerError as exc:

@@ -18,6 +18,7 @@ from hwinfo.collect.sysfs import Root, RootError
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
+    from hwinfo.collect.job_resources import JobResourcesCollector
     from hwinfo.collect.pci import PciCollector
     from hwinfo.model.gpu import GpuSystem
     from hwinfo.model.host import Host
@@ -142,6 +143,7 @@ class SnapshotCollector:
         self.gpu = gpu
         self.claims = claims
         self.with_commands = with_commands
+        self.jobs: JobResourcesCollector | None = None  # with the GPUs' processes only
 
     def close(self) -> None:
         if self.gpu is not None:
@@ -164,6 +166,11 @@ class SnapshotCollector:
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
+        # After the GPU sample, outside NVML's deadline: the cgroups of the jobs on the GPUs
+        # (a source only where the GPUs' processes are read, as pci only with --topology).
+        jobs = None
+        if self.jobs is not None and gpu is not None:
+            jobs = run.read("jobs", lambda: self.jobs.collect(gpu), whole=False)  # type: ignore[union-attr]
         pci = None
         if self.pci is not None:
             pci = run.read("pci", self.pci.collect, whole=False)
@@ -186,6 +193,7 @@ class SnapshotCollector:
             storage=storage,
             network=network,
             claims=claims,
+            jobs=jobs,
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,

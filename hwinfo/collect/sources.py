@@ -39,6 +39,11 @@ def simulated_machine(simulate: str) -> Machine:
         raise SetupError(str(exc)) from None
 
 
+# How far apart a one-shot report reads a job's CPU time: its use now, over a window as short
+# as the CPU section's is noise (a scheduler tick is up to 10 ms).
+ONE_SHOT_WINDOW = 0.1
+
+
 def scenario_owners(simulate: str) -> OwnerLookup:
     """Install the simulated NVML for a scenario; process owners then come from it."""
     return machine_owners(simulated_machine(simulate))
@@ -61,14 +66,16 @@ def open_collector(
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
     accounting_resumed: Mapping[str, Judged] | None = None,
+    with_jobs: bool = True,
     topology: bool = False,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
     root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
-    an earlier daemon had judged of NVML's accounting buffers. `topology`: also the PCI
-    places of GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU
-    pair's NVML topology."""
+    an earlier daemon had judged of NVML's accounting buffers. `with_jobs`: the cgroups of the
+    jobs on the GPUs are read (collect/job_resources.py). `topology`: also the PCI places of
+    GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU pair's NVML
+    topology."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
@@ -86,6 +93,12 @@ def open_collector(
             accounting_resumed=accounting_resumed, topology=topology)
         if machine is not None and topology:
             pci_root = Root(machine.sysfs_root())  # the simulated machine's own sysfs
+        if with_processes and with_jobs:
+            from hwinfo.collect.job_resources import JobResourcesCollector
+
+            # A one-shot report reads a job twice, this far apart, to tell its CPU use now.
+            collector.jobs = JobResourcesCollector(collector.root,
+                                                   0.0 if between_samples else ONE_SHOT_WINDOW)
     if topology:  # with --no-gpu too: the NICs and drives are still there
         from hwinfo.collect.pci import PciCollector
 

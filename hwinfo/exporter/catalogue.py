@@ -6,6 +6,7 @@ from hwinfo.exporter import (
     metrics_claims,
     metrics_gpu,
     metrics_host,
+    metrics_jobs,
     metrics_mig,
     metrics_network,
     metrics_self,
@@ -23,6 +24,7 @@ SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,
     "claims": metrics_claims.METRICS,
+    "jobs": metrics_jobs.METRICS,
 }
 # Metrics read from the daemon's own status.
 SELF_METRICS: tuple[Metric, ...] = metrics_self.METRICS

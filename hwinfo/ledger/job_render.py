@@ -7,6 +7,7 @@ from typing import Any
 
 from hwinfo.escape import printable_copy, to_json
 from hwinfo.ledger.job import Job, JobGpu
+from hwinfo.ledger.job_diagnosis import Diagnosis, diagnosis_lines, diagnosis_record
 from hwinfo.ledger.render import NA, _when
 from hwinfo.ledger.units import duration_text, figure
 from hwinfo.ledger.usage import JOULES_PER_KWH
@@ -30,13 +31,14 @@ def _gpu_record(gpu: JobGpu) -> dict[str, Any]:
             "users": gpu.users, **{name: getattr(gpu, name) for name in _GPU_FIELDS}}
 
 
-def job_json(job: Job) -> str:
+def job_json(job: Job, diagnosis: Diagnosis | None = None) -> str:
     document = {
         "slurm_job": job.job_id, "since": job.since, "until": job.until,
         "rule_interval_seconds": job.interval_seconds, "hosts": job.hosts, "users": job.users,
         "gpus": [_gpu_record(g) for g in job.gpus],
         "totals": {name: job.total(name) for name in _TOTALS},
         "advice": job.advice, "notes": job.notes,
+        **(diagnosis_record(diagnosis) if diagnosis is not None else {}),
     }
     return to_json(document) + "\n"
 
@@ -52,8 +54,8 @@ def _memory(gpu: JobGpu) -> str:
     return size(gpu.peak_memory_bytes) + of
 
 
-def job_text(job: Job, style: Style) -> str:
-    job = printable_copy(job)
+def job_text(job: Job, style: Style, diagnosis: Diagnosis | None = None) -> str:
+    job, diagnosis = printable_copy(job), printable_copy(diagnosis)
     hosts = job.hosts
     section = Section(f"Slurm job {job.job_id}: GPU efficiency, {_when(job.since)} to "
                       f"{_when(job.until)}", style)
@@ -79,4 +81,8 @@ def job_text(job: Job, style: Style) -> str:
             section.line(line)
     for note in job.notes:
         section.line(f"note: {note}")
+    if diagnosis is not None:
+        section.line("")
+        for heading, line in diagnosis_lines(diagnosis):
+            section.line(f"{style.heading(heading)}: {line}" if heading else f"  {line}")
     return section.render() + "\n"

@@ -8,6 +8,7 @@ from typing import TypeVar
 from hwinfo.cpulist import format_cpulist
 from hwinfo.escape import printable_copy
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
@@ -238,7 +239,8 @@ def _watts(w: float) -> str:
     return f"{w:.0f} W"
 
 
-def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -> Section:
+def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
+            jobs: list[JobResources] | None) -> Section:
     section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
     reason = gpu.unavailable.get("gpu")
     if gpu.lost or reason:
@@ -326,7 +328,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
     if gpu.mig is not None:
         render_mig(gpu.mig, section)
     if show_processes:
-        add_process_table(section, gpu)
+        add_process_table(section, gpu, jobs)
     return section
 
 
@@ -338,13 +340,14 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
 
 def gpu_blocks(
     system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
-    host_memory: Memory | None = None,
+    host_memory: Memory | None = None, jobs: list[JobResources] | None = None,
 ) -> list[str]:
     """The GPU section's blocks: the summary (first, when there are GPUs), a block per GPU,
     the users. `note`: a line on the data's freshness (stale, or not read and why), shown
-    first; `host_memory`: the system memory that GPUs sharing it draw on. Every name shown
-    is escaped before it is styled (escape.printable_copy)."""
-    system, host_memory = printable_copy(system), printable_copy(host_memory)
+    first; `host_memory`: the system memory that GPUs sharing it draw on; `jobs`: the CPU
+    use of the processes' jobs. Every name shown is escaped before it is styled
+    (escape.printable_copy)."""
+    system, host_memory, jobs = printable_copy(system), printable_copy(host_memory), printable_copy(jobs)
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
             return []  # GPU collection switched off
@@ -357,7 +360,8 @@ def gpu_blocks(
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return [section.render()]
     blocks = [_summary(system, style, note).render()]
-    blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
+    blocks += [_detail(gpu, style, show_processes, host_memory, jobs).render()
+               for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
         render_users(system.users, users)

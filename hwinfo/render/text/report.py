@@ -38,7 +38,7 @@ def render_text(
     when = snapshot.timestamp_seconds + age
     gpu_note = source_note(snapshot.source("gpu"), age)
     gpus = gpu_blocks(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
-                      snapshot.memory)
+                      snapshot.memory, snapshot.jobs)
     first = gpus[:1] if summary_first else []
     blocks = [
         *first,
