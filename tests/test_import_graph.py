@@ -144,3 +144,21 @@ def test_imports_are_read_from_the_source(source: str, expected: set[str]) -> No
 def test_a_circle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert circles(graph) == [["a", "b", "c"]]
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen, pending = set(), [start]
+    while pending:
+        for module in graph[pending.pop()] - seen:
+            seen.add(module)
+            pending.append(module)
+    return seen
+
+
+@pytest.mark.parametrize("layer", ["hwinfo.ledger", "hwinfo.mig"])
+def test_the_ledger_and_mig_s_catalogue_stand_on_no_simulator(layer: str) -> None:
+    graph = import_graph()
+    for module in (m for m in graph if m == layer or m.startswith(layer + ".")):
+        simulated = sorted(m for m in _reached(graph, module) if m.startswith("hwinfo.sim"))
+        assert not simulated, f"{module} imports {simulated}"

@@ -13,6 +13,7 @@ import click
 
 from hwinfo.cli import main
 from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.topology import Topology
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -52,7 +53,8 @@ def _paths(cls: type, prefix: str = "") -> set[str]:
 def test_readme_documents_every_json_field() -> None:
     schema = (REPO / "docs" / "json-schema.md").read_text()
     documented = set(re.findall(r"^\| `([a-z0-9_.\[\]]+)` \|", schema, re.MULTILINE))
-    fields = _paths(Snapshot)
+    # `report --topology` adds the matrix to the snapshot (model/topology.py).
+    fields = _paths(Snapshot) | {"topology"} | _paths(Topology, "topology.")
     assert fields - documented == set(), "fields missing from docs/json-schema.md"
     assert documented - fields == set(), (
         "docs/json-schema.md documents JSON fields that do not exist"
@@ -164,7 +166,14 @@ def test_the_trial_lab_recipe_changes_what_it_says(tmp_path: Path) -> None:
     recipe = page[page.index("### A trial lab that answers in minutes"):]
     recipe = recipe[:recipe.index("\n## ")]
     ledger = (REPO / "prometheus" / "hwinfo-ledger.yml").read_text()
-    assert ledger.count("interval: 1m") == 1 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    assert ledger.count("interval: 1m") == 2 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    # The jobs group's rate windows go with its interval, by the recipe's own command.
+    (rules_sed,) = re.findall(r"`(sed -i '[^']*' prometheus/hwinfo-ledger\.yml)`", recipe)
+    (tmp_path / "prometheus").mkdir()
+    (tmp_path / "prometheus" / "hwinfo-ledger.yml").write_text(ledger)
+    subprocess.run(["sh", "-c", rules_sed], cwd=tmp_path, check=True, timeout=60)
+    trial = (tmp_path / "prometheus" / "hwinfo-ledger.yml").read_text()
+    assert "interval: 1m" not in trial and "[1m]" not in trial and trial.count("interval: 15s") == 2
     assert ledger.count("for: 1h") == 1 and "`for: 1h` becomes `for: 5m`" in recipe
     (sed,) = re.findall(r"`(sed -i '[^']*' grafana/lab\.json)`", recipe)
     (tmp_path / "grafana").mkdir()

@@ -29,6 +29,8 @@ COMMANDS = {
               "Who held which GPUs, busy or idle, over a range, with energy and cost (Prometheus)."),
     "job": ("hwinfo.cli.job", "job",
             "A Slurm job's GPU efficiency: held GPU-hours, busy share, peak memory, advice (Prometheus)."),
+    "run": ("hwinfo.cli.run", "run",
+            "Run a command on GPUs that fit, in turn with others on this host (claims)."),
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
     "board": ("hwinfo.cli.board", "board",

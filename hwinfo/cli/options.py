@@ -32,17 +32,23 @@ DAY_SECONDS = 86400.0
 CONFLICTS: tuple[tuple[str, str], ...] = (
     *(
         ("from_url", local)
-        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout",
+                      "topology")  # a daemon's snapshot holds no topology
     ),
     # --brief is text for people: one line per GPU, no command lines.
-    *(("brief", other) for other in ("fmt", "full_command")),
+    *(("brief", other) for other in ("fmt", "full_command", "topology")),
     # --no-gpu leaves NVML alone: no scenario to read GPUs from, no NVML call to time.
     *(("no_gpu", other) for other in ("simulate", "nvml_timeout")),
     # Command lines are those of GPU processes, which --no-processes leaves out.
     ("no_processes", "full_command"),
 )
 # Options that only mean something with another one.
-REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
+REQUIRES: tuple[tuple[str, str], ...] = (
+    ("ca_file", "from_url"),
+    # `fleet --wait` waits for a place of a given size.
+    ("fits_wait", "need_memory"),
+    ("poll", "fits_wait"),
+)
 
 
 class Seconds(click.ParamType):
@@ -67,6 +73,39 @@ class Seconds(click.ParamType):
     def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
         # click 8.2 passes ctx as a keyword; earlier versions pass only param.
         return "SECONDS"
+
+
+class Parsed(click.ParamType):
+    """A value read by a parser that raises ValueError (ledger/units.py), refused in one line."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        # Checked here, not with the other options' (options.py): what those see is parsed,
+        # and an empty pattern parses, matching every model.
+        if not value.strip():
+            self.fail("needs a value, not an empty string", param, ctx)
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def duration(text: str) -> float:
+    """A duration as people type it (30s, 12h, 1h30m), in seconds; for Parsed."""
+    from hwinfo.ledger.units import duration_seconds
+
+    return duration_seconds(text)
+
+
+def size(text: str) -> int:
+    """A size as people type it (40GiB, 512MiB), in bytes; for Parsed."""
+    from hwinfo.ledger.units import size_bytes
+
+    return size_bytes(text)
 
 
 def _param(ctx: click.Context, name: str) -> click.Parameter:

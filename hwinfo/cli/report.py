@@ -78,6 +78,9 @@ def write_whole(text: str) -> None:
 @click.option("--no-gpu", is_flag=True, help="Do not touch NVML at all.")
 @click.option("--brief", is_flag=True,
               help="The whole machine on one screen: host, CPU, memory, a line per GPU, users.")
+@click.option("--topology", is_flag=True,
+              help="How GPUs, RDMA NICs and NVMe drives connect, in nvidia-smi topo -m's words "
+                   "(NV#, PIX, PXB, PHB, NODE, SYS), with CPU and NUMA affinity and GPU P2P.")
 @click.option("--gpu", "gpu_selectors", multiple=True, metavar="INDEX|UUID|PCI-BUS-ID",
               help="Only these GPUs (repeatable, or a comma list), as nvidia-smi -i takes them.")
 @click.option(
@@ -105,6 +108,7 @@ def report(
     full_command: bool,
     no_gpu: bool,
     brief: bool,
+    topology: bool,
     gpu_selectors: tuple[str, ...],
     watch: float | None,
     from_url: str | None,
@@ -129,13 +133,13 @@ def report(
         collector = open_source(
             from_url, ca_file, root, simulate, gpus=not no_gpu,
             with_processes=not no_processes, with_commands=full_command, nvml_timeout=nvml_timeout,
-            processes_below_root=root_given(),
+            processes_below_root=root_given(), topology=topology,
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
     # Imported after the collectors start, so the import overlaps the CPU sampling window.
     if fmt == "json":  # with the schema's serializer, which text output does not need
-        from hwinfo.render.json import render_json
+        from hwinfo.render.json import render_json, render_topology_json
     from hwinfo.render.text.brief import LINES, render_brief
     from hwinfo.render.text.report import fit_screen, render_text
     from hwinfo.render.text.style import Style
@@ -167,7 +171,12 @@ def report(
             raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.
-            output = render_json(snapshot, indent=None if watch else 2) + "\n"
+            render = render_topology_json if topology else render_json
+            output = render(snapshot, indent=None if watch else 2) + "\n"
+        elif topology:
+            from hwinfo.render.text.topology import render_topology
+
+            output = render_topology(snapshot, style)
         elif brief:
             output = render_brief(snapshot, style, rows)
         else:

@@ -52,9 +52,10 @@ def _collector(
     from hwinfo.collect.errors import SetupError
     from hwinfo.collect.sources import open_collector
 
-    gpu_groups = {"gpu", "mig", "users"}
+    gpu_groups = {"gpu", "mig", "users", "jobs"}
     try:
         return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
+                              with_jobs="jobs" not in disabled,
                               between_samples=between_samples, nvml_timeout=nvml_timeout,
                               processes_below_root=root_given(),
                               accounting_resumed=accounting_resumed)

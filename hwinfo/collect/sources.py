@@ -11,6 +11,7 @@ from hwinfo.collect.sysfs import Root, RootError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from hwinfo.collect.deadline import GuardedGpu
     from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.gpu.processes import OwnerLookup
     from hwinfo.collect.remote import RemoteCollector
@@ -28,14 +29,31 @@ def machine_owners(machine: Machine) -> OwnerLookup:
     return owner_of
 
 
-def scenario_owners(simulate: str) -> OwnerLookup:
-    """Install the simulated NVML for a scenario; process owners then come from it."""
+def simulated_machine(simulate: str) -> Machine:
+    """Install the simulated NVML for a scenario (a built-in NAME or a FILE)."""
     from hwinfo import sim
 
     try:
-        return machine_owners(sim.install(sim.load_scenario(simulate)))
+        return sim.install(sim.load_scenario(simulate))
     except sim.ScenarioError as exc:
         raise SetupError(str(exc)) from None
+
+
+# How far apart a one-shot report reads a job's CPU time: its use now, over a window as short
+# as the CPU section's is noise (a scheduler tick is up to 10 ms).
+ONE_SHOT_WINDOW = 0.1
+
+
+def scenario_owners(simulate: str) -> OwnerLookup:
+    """Install the simulated NVML for a scenario; process owners then come from it."""
+    return machine_owners(simulated_machine(simulate))
+
+
+def claims_directory(root: str) -> str:
+    """Where `hwinfo run` keeps its claims on the machine below `root` (collect/claims.py)."""
+    from hwinfo.collect.claims import directory_path
+
+    return directory_path(root)
 
 
 def open_collector(
@@ -48,36 +66,77 @@ def open_collector(
     nvml_timeout: float = 10.0,
     processes_below_root: bool = False,
     accounting_resumed: Mapping[str, Judged] | None = None,
+    with_jobs: bool = True,
+    topology: bool = False,
 ) -> SnapshotCollector:
     """The local collectors; NVML is called only behind a deadline of nvml_timeout seconds.
     `processes_below_root`: a simulated machine's GPU processes are looked up below
     root/proc/PID/ (the scenario's owners where there is none). `accounting_resumed`: what
-    an earlier daemon had judged of NVML's accounting buffers."""
+    an earlier daemon had judged of NVML's accounting buffers. `with_jobs`: the cgroups of the
+    jobs on the GPUs are read (collect/job_resources.py). `topology`: also the PCI places of
+    GPUs, NICs and drives (a simulated machine's own sysfs tree) and every GPU pair's NVML
+    topology."""
     try:
         # Built first: the CPU collector's utilization window starts now, and the GPU set-up
         # below (importing pynvml, starting NVML) then overlaps it instead of adding to it.
         # It reads the static inventory, where a file no procfs holds is refused.
-        collector = SnapshotCollector(Root(root))
+        collector = SnapshotCollector(Root(root), claims=claims_directory(root),
+                                      with_commands=with_commands)
     except RootError as exc:
         raise SetupError(str(exc)) from None
+    pci_root = collector.root
     if gpus:
-        from hwinfo.collect.deadline import GuardedGpu
-        from hwinfo.collect.gpu.collector import GpuCollector
+        collector.gpu, machine = open_gpu(
+            simulate, with_processes=with_processes, with_commands=with_commands,
+            between_samples=between_samples, nvml_timeout=nvml_timeout,
+            proc_root=collector.root if processes_below_root else None,
+            accounting_resumed=accounting_resumed, topology=topology)
+        if machine is not None and topology:
+            pci_root = Root(machine.sysfs_root())  # the simulated machine's own sysfs
+        if with_processes and with_jobs:
+            from hwinfo.collect.job_resources import JobResourcesCollector
 
-        owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
-        proc_root = None
-        if simulate:
-            from hwinfo.collect.gpu.processes import tree_owners
+            # A one-shot report reads a job twice, this far apart, to tell its CPU use now.
+            collector.jobs = JobResourcesCollector(collector.root,
+                                                   0.0 if between_samples else ONE_SHOT_WINDOW)
+    if topology:  # with --no-gpu too: the NICs and drives are still there
+        from hwinfo.collect.pci import PciCollector
 
-            owners = scenario_owners(simulate)
-            if processes_below_root:
-                owners, proc_root = tree_owners(collector.root, owners), collector.root
-        collector.gpu = GuardedGpu(GpuCollector(
-            owners, with_processes=with_processes, with_commands=with_commands,
-            between_samples=between_samples, proc_root=proc_root,
-            accounting_resumed=accounting_resumed,
-        ), nvml_timeout)
+        collector.pci = PciCollector(pci_root)
     return collector
+
+
+def open_gpu(
+    simulate: str | None = None,
+    with_processes: bool = True,
+    with_commands: bool = False,
+    between_samples: bool = False,
+    nvml_timeout: float = 10.0,
+    proc_root: Root | None = None,
+    accounting_resumed: Mapping[str, Judged] | None = None,
+    topology: bool = False,
+) -> tuple[GuardedGpu, Machine | None]:
+    """The GPU collector behind a deadline of nvml_timeout seconds per sample, and the
+    simulated machine it reads (None: this machine's NVML). `proc_root`: a simulated
+    machine's GPU processes are looked up below it (open_collector)."""
+    from hwinfo.collect.deadline import GuardedGpu
+    from hwinfo.collect.gpu.collector import GpuCollector
+
+    owners = None  # this machine's: GpuCollector imports that lookup only once NVML starts
+    guessed_of = None  # real NVML infers nothing
+    machine = None
+    if simulate:
+        from hwinfo.collect.gpu.processes import tree_owners
+
+        machine = simulated_machine(simulate)
+        owners, guessed_of = machine_owners(machine), machine.guessed
+        if proc_root is not None:
+            owners = tree_owners(proc_root, owners)
+    return GuardedGpu(GpuCollector(
+        owners, with_processes=with_processes, with_commands=with_commands,
+        between_samples=between_samples, proc_root=proc_root if simulate else None,
+        accounting_resumed=accounting_resumed, guessed_of=guessed_of, with_topology=topology,
+    ), nvml_timeout), machine
 
 
 def open_source(

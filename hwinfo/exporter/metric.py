@@ -37,19 +37,26 @@ class Metric:
     # summed, per value of the other labels, into one series whose `folded` labels say OTHER.
     limit: int | None = None
     folded: tuple[str, ...] = ()
+    # What "smallest" means: the samples of this reader (default: the metric's own). Metrics
+    # that must fold the same label sets (a job's memory and its process count, which the
+    # ledger joins) rank by one reader.
+    rank: Reader | None = None
 
     def samples(self, source: Any) -> list[Sample]:
         """What a scrape serves of this metric: read(source), within its limit."""
         found = list(self.read(source))
         if self.limit is None or len(found) <= self.limit:
             return found
-        ranked = sorted(found, key=lambda sample: (-sample[1], sample[0]))
+        ranking = found if self.rank is None else list(self.rank(source))
+        kept = {values for values, _ in
+                sorted(ranking, key=lambda sample: (-sample[1], sample[0]))[:self.limit]}
         folded = [label in self.folded for label in self.labels]
         rest: dict[tuple[str, ...], float] = {}
-        for values, value in ranked[self.limit:]:
-            key = tuple(OTHER if fold else v for fold, v in zip(folded, values))
-            rest[key] = rest.get(key, 0.0) + value
-        return sorted(ranked[:self.limit]) + sorted(rest.items())
+        for values, value in found:
+            if values not in kept:
+                key = tuple(OTHER if fold else v for fold, v in zip(folded, values))
+                rest[key] = rest.get(key, 0.0) + value
+        return sorted(s for s in found if s[0] in kept) + sorted(rest.items())
 
     @property
     def bound(self) -> str:
@@ -57,8 +64,9 @@ class Metric:
         if self.limit is None:
             return ""
         per = ", ".join(label for label in self.labels if label not in self.folded)
-        return (f"At most {self.limit} series per host; past that the smallest are summed per "
-                f"{per} into one whose {', '.join(self.folded)} are `{OTHER}`.")
+        return (f"At most {self.limit} series per host; past that the smallest are summed"
+                f"{' per ' + per if per else ''} into one whose {', '.join(self.folded)} are "
+                f"`{OTHER}`.")
 
     @property
     def full_name(self) -> str:

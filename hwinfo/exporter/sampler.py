@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.accounting_state import StateKeeper
 
 log = get_logger("hwinfo.sampler")
+# Sampling intervals a GPU sample may run before its data is flagged stalled.
+OVERDUE_SAMPLES = 2
 
 
 @dataclass
@@ -64,6 +66,10 @@ class Sampler:
         self.latest: Published | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hwinfo-sampler", daemon=True)
+        if isinstance(collector.gpu, GuardedGpu):
+            # Two samples missed is a hang as far as readers are concerned: the ledger stops
+            # charging the GPU then, not at the NVML deadline (seconds later).
+            collector.gpu.watch(OVERDUE_SAMPLES * interval, self._gpu_overdue)
 
     def start(self) -> None:
         self._thread.start()
@@ -82,6 +88,15 @@ class Sampler:
         if self.keeper is not None:
             self.keeper.save()
         return published
+
+    def _gpu_overdue(self) -> None:
+        """NVML has not answered for two sampling intervals: the last sample is published
+        again, its GPU data flagged stalled, until NVML answers or the deadline passes."""
+        latest, state = self.latest, self.status.sources.get("gpu")
+        if latest is None or state is None:
+            return
+        state.stalled = True
+        self.latest = Published(latest.snapshot, render(latest.snapshot, self.status, self.selection))
 
     def _update_status(self, snapshot: Snapshot) -> None:
         status = self.status

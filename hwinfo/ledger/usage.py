@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 import threading
 import time
 from collections import defaultdict
@@ -11,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries, rollup
+from hwinfo.ledger.advice import Advice, advice_for, idle_threshold
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample, together
 from hwinfo.ledger.units import duration_text, hours, utc
@@ -19,14 +19,11 @@ BY = ("user", "host", "model", "job", "pod", "container")
 _LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
           "pod": "pod_uid", "container": "container_id"}
 ATTRIBUTED_BY = ("job", "pod", "container")
-LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
 # No measure the ledger asks for comes near this: GPU-seconds of a thousand GPUs over ten
 # years are 3e11, their energy 1e15 J, a GPU's memory 1e12 bytes. A larger figure, or a
 # negative one, is not from the ledger's rules, and sums of it would overflow.
 MAX_FIGURE = 1e16
-# The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
-IDLE_RATIO = 0.05
 # The most series usage's answers may hold together. Before a range's parts went alone,
 # its three answers of at most 1,000,000 JSON values each held about 300,000. The parts go
 # to the engine a few at a time, each answer within urlfetch's limits: without a bound on
@@ -37,12 +34,6 @@ QUERIES_AT_ONCE = 4
 
 class WindowError(LedgerError):
     """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
-
-
-# An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
-# advice compares every profile of the model: a hostile answer of 12,000 profiles and
-# 12,000 users took 48 s.
-MAX_PROFILES = 64
 
 
 @dataclass
@@ -65,30 +56,16 @@ class Usage:
     energy_joules: float = 0.0
     cost: float | None = None
     unpriced_models: set[str] = field(default_factory=set)
+    # --by job|user (usage_efficiency.py): its jobs' CPU-seconds used over allotted, and why
+    # its GPUs are (not) drawn (verdict.py); None: not asked, or not recorded.
+    cpu_efficiency: float | None = None
+    verdict: str | None = None
 
     @property
     def mean_utilization_ratio(self) -> float | None:
         """Mean activity while held, over the held time that has an activity signal."""
         known = self.held_gpu_seconds - self.unknown_gpu_seconds
         return None if known <= 0 else min(1.0, self.utilization_gpu_seconds / known)
-
-
-@dataclass(frozen=True)
-class Advice:
-    """For one hold: a user on one whole GPU."""
-
-    user: str
-    model: str
-    instance: str
-    gpu: str
-    held_gpu_seconds: float
-    mean_utilization_ratio: float | None
-    peak_memory_bytes: float | None
-    # release (idle: give it back), profile (a smaller MIG profile would do), none (no
-    # smaller profile holds it), no_profile_data (no GPU of the model exports its profiles)
-    verdict: str
-    profile: str | None  # with verdict "profile": the smallest that would do
-    freed_gpu_seconds: float  # what following the advice would give back
 
 
 @dataclass
@@ -112,7 +89,7 @@ def ledger_group(groups: Iterable[RuleGroup], url: str,
         if record in group.records:
             return group
     raise LedgerError(f"{url} has not loaded the ledger's recording rules "
-                      f"(no {record}): add {LEDGER_RULES_FILE} to its rule_files")
+                      f"(no {record}): add {queries.LEDGER_RULES_FILE} to its rule_files")
 
 
 def window(seconds: float) -> str:
@@ -239,17 +216,20 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
     # Held shares but no count: recorded by rules older than the count; coverage unknown.
     covered = evaluations * interval if evaluations >= 1 else None
-    if covered is not None and covered > until - since + 1.5 * interval:
+    if covered is not None and past_range(covered, until - since, interval):
         raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for "
                           f"{duration_text(covered)} of a {duration_text(until - since)} range: "
                           "rules loaded twice, or overlapping roll-ups; no figure can be trusted")
-    _possible(total, len(gpus), covered if covered is not None else until - since, interval,
-              prometheus.url)
+    possible(total.held_gpu_seconds - total.accounted_gpu_seconds,
+             total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds,
+             len(gpus), covered if covered is not None else until - since, interval,
+             prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
-        ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
-                                          prometheus.url), interval, ledger.notes)
+        asked = plausible(prometheus.query(queries.advice(span), until), prometheus.url)
+        ledger.advice = advice_for(asked, interval, idle_threshold(asked, prometheus.url),
+                                   ledger.notes)
     return ledger
 
 
@@ -280,6 +260,12 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
         notes.append(f"the rules evaluated {duration_text(ledger.covered_seconds)} of the "
                      f"range's {duration_text(span)} (not loaded yet, or Prometheus down): the "
                      "rest is in no figure")
+    elif abs(ledger.covered_seconds - span) > max(0.5 * ledger.interval_seconds, 0.1 * span):
+        # Within an evaluation at each edge, as always, but that is much of a short range.
+        notes.append(f"the figures stand for the rules' {duration_text(ledger.covered_seconds)} "
+                     f"of evaluations in the range (each counts its whole "
+                     f"{duration_text(ledger.interval_seconds)}), not the range's "
+                     f"{duration_text(span)}")
     hosts: dict[str, float] = defaultdict(float)
     for s in unseen:
         hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds
@@ -299,16 +285,22 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
 
 
-def _possible(total: Usage, gpus: int, covered: float, interval: float, url: str) -> None:
-    """A LedgerError where the totals are more than the GPUs seen can hold: at most one
-    holder's share of each GPU at each evaluation, and busy, idle and unknown parts of held.
-    Two evaluations a GPU are allowed over: vmalert's records lag one evaluation a step."""
-    held = total.held_gpu_seconds - total.accounted_gpu_seconds
+def past_range(seconds: float, span: float, interval: float) -> bool:
+    """Whether `seconds` of evaluations (or of a GPU held at them) are more than a range of
+    `span` s holds: one evaluation at each edge, at most."""
+    return seconds > span + 1.5 * interval
+
+
+def possible(held: float, parts: float, gpus: int, covered: float, interval: float,
+             url: str) -> None:
+    """A LedgerError where `held` GPU-seconds (less NVML's accounted ones) and their busy,
+    idle and unknown `parts` are more than `gpus` GPUs seen for `covered` s can hold: at most
+    one holder's share of each GPU at each evaluation, and parts of held. Two evaluations a
+    GPU are allowed over: vmalert's records lag one evaluation a step."""
     slack = 2 * interval * max(gpus, 1)
     if held > gpus * (covered + interval) + slack:
         raise LedgerError(f"{url}: {hours(held)} GPU-hours held in {duration_text(covered)} of "
                           f"{gpus} GPUs cannot be: no figure can be trusted")
-    parts = total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds
     if parts > held + slack:
         raise LedgerError(f"{url}: busy, idle and unknown ({hours(parts)} GPU-hours) are more "
                           f"than held ({hours(held)}): no figure can be trusted")
@@ -396,63 +388,3 @@ def _total(rows: list[Usage], prices: Prices | None) -> Usage:
     if prices is not None:
         total.cost = sum(row.cost or 0.0 for row in rows)
     return total
-
-
-def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Advice]:
-    """For each hold (a user on a whole GPU): release it if idle, else the smallest MIG
-    profile of its model whose memory holds its peak and whose share covers its activity."""
-    held: dict[tuple[str, ...], float] = defaultdict(float)
-    busy: dict[tuple[str, ...], float] = defaultdict(float)
-    peak: dict[tuple[str, ...], float] = {}
-    profiles: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for s in samples:
-        measure, labels = s.labels.get("measure"), s.labels
-        hold = tuple(labels.get(k, "") for k in ("user", "model", "instance", "gpu"))
-        if measure == "whole_held":
-            held[hold] += s.value * interval
-        elif measure == "whole_utilization":
-            busy[hold] += s.value * interval
-        elif measure == "whole_peak_memory":
-            peak[hold] = max(peak.get(hold, 0.0), s.value)
-        elif measure in ("profile_memory", "profile_share"):
-            profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
-    advice = []
-    noted: set[str] = set()  # models already named in a note
-    for hold, seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
-        if seconds <= 0:
-            continue
-        user, model, instance, gpu = hold
-        mean = min(1.0, busy[hold] / seconds)
-        memory = peak.get(hold)
-        offered = profiles.get(model) or {}
-        profile, freed = None, 0.0
-        if mean <= IDLE_RATIO:
-            verdict, freed = "release", seconds
-        elif not offered or len(offered) > MAX_PROFILES:
-            verdict = "no_profile_data"
-            if model not in noted:
-                noted.add(model)
-                notes.append(f"no MIG profile data for {model}: no GPU of it exports its profiles"
-                             if not offered else f"{model} has {len(offered):,} MIG profiles, "
-                             "more than any GPU: no advice for it")
-        else:
-            fit = None if memory is None else smallest_fit(offered, memory, mean)
-            verdict = "none" if fit is None else "profile"
-            if fit is not None:
-                profile, freed = fit[0], seconds * (1 - fit[1])
-        advice.append(Advice(user, model, instance, gpu, seconds, mean, memory, verdict,
-                             profile, freed))
-    return advice
-
-
-def smallest_fit(profiles: dict[str, dict[str, float]], memory: float,
-                  mean: float) -> tuple[str, float] | None:
-    fits = [(shape["profile_share"], shape["profile_memory"], name)
-            for name, shape in profiles.items()
-            if {"profile_share", "profile_memory"} <= shape.keys()
-            and shape["profile_memory"] >= memory and shape["profile_share"] >= mean
-            and shape["profile_share"] < 1 and math.isfinite(shape["profile_share"])]
-    if not fits:
-        return None
-    share, _, name = min(fits)
-    return name, share

@@ -9,3 +9,11 @@ from hwinfo.model.snapshot import Snapshot
 
 def render_json(snapshot: Snapshot, indent: int | None = 2) -> str:
     return to_json(to_dict(snapshot), indent=indent)
+
+
+def render_topology_json(snapshot: Snapshot, indent: int | None = 2) -> str:
+    """`report --topology`: the snapshot with its topology matrix (model/topology.py)."""
+    from hwinfo.model.topology import build_topology
+
+    return to_json({**to_dict(snapshot), "topology": to_dict(build_topology(snapshot))},
+                   indent=indent)

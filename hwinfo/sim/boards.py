@@ -8,7 +8,7 @@ Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from
 `nvidia-smi -q -x` dumps in telegraf's and netdata's test data (each cited at its board, with
 its driver version); PCI device ids and names from NVIDIA's go-nvml mocks
 (https://github.com/NVIDIA/go-nvml/tree/main/pkg/nvml/mock) and gpu-operator's mig-parted
-config, MIG tables from mig_profiles.py (which cites each); the rest from public spec sheets.
+config, MIG tables from hwinfo/mig (which cites each); the rest from public spec sheets.
 """
 
 # Unknown: the idle telemetry (temperatures, power draw, clocks), reserved memory, VBIOS and
@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hwinfo.sim import mig_profiles
+from hwinfo.mig.models import mig_table
+from hwinfo.mig.profiles import MigTable
 
 Defaults = Mapping[str, object]
 # Unknown: the encoder/decoder sampling period per board; 167 ms is what NVML commonly reports.
@@ -37,8 +38,12 @@ class Board:
     multiprocessor_count: int | None  # SMs of the whole GPU
     nvlink_max_links: int  # links NVML reports at all; past it: NotSupported
     has_serial: bool  # GeForce and vGPU boards report no serial (NotSupported)
-    mig: mig_profiles.MigTable | None = None
     utilization_sampling_us: int = DEFAULT_SAMPLING_US
+
+    @property
+    def mig(self) -> MigTable | None:
+        """Its MIG table, looked up by its name where MIG's catalogue keeps it; None: no MIG."""
+        return mig_table(str(self.defaults["name"]))
 
 
 def _clocks(graphics: int, sm: int, memory: int, video: int) -> dict[str, int]:
@@ -137,7 +142,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=108,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.A100_40GB,
         ),
         Board(
             key="A100-SXM4-80GB",
@@ -172,7 +176,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=108,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.A100_80GB,
         ),
         Board(
             key="H100-SXM5-80GB",
@@ -209,7 +212,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=18,
             has_serial=True,
-            mig=mig_profiles.H100_80GB,
         ),
         Board(
             key="H100-NVL",
@@ -245,7 +247,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.H100_NVL,
         ),
         Board(
             key="H200-SXM-141GB",
@@ -281,7 +282,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=18,
             has_serial=True,
-            mig=mig_profiles.H200_141GB,
         ),
         Board(
             key="RTX-4090",
@@ -527,7 +527,6 @@ BOARDS: dict[str, Board] = {
 def _like(
     base: str,
     key: str,
-    mig: mig_profiles.MigTable,
     multiprocessor_count: int,
     nvlink_max_links: int | None = None,
     **fields: object,
@@ -546,7 +545,6 @@ def _like(
             sibling.nvlink_max_links if nvlink_max_links is None else nvlink_max_links
         ),
         has_serial=True,
-        mig=mig,
     )
 
 
@@ -562,7 +560,7 @@ def _pcie_card(**fields: object) -> dict[str, object]:
 # Every MIG board of NVIDIA's MIG User Guide ("Supported GPUs"), plus the H800 family.
 # Sources: names as nvidia-smi prints them and PCI device ids from NVIDIA gpu-operator's default
 # mig-parted config (assets/state-mig-manager/0400_configmap.yaml) and the issue threads cited
-# in mig_profiles; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
+# in hwinfo/mig/profiles.py; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
 # NVIDIA's product pages and datasheets.
 # Unknown: for every board below, the idle telemetry, reserved memory, BAR1 size, VBIOS, part
 # and subsystem ids (the sibling's); the H100-SXM5 94GB's power limits and clocks (the 80 GB
@@ -576,7 +574,6 @@ _add(
     _like(
         "A100-SXM4-40GB",
         "A100-PCIE-40GB",
-        mig_profiles.A100_40GB,
         108,
         **_pcie_card(
             name="NVIDIA A100-PCIE-40GB",
@@ -593,7 +590,6 @@ _add(
     _like(
         "A100-SXM4-80GB",
         "A100-PCIE-80GB",
-        mig_profiles.A100_80GB,
         108,
         **_pcie_card(
             name="NVIDIA A100 80GB PCIe",
@@ -609,7 +605,6 @@ _add(
     _like(
         "A100-PCIE-40GB",
         "A30",
-        mig_profiles.A30_24GB,
         56,
         4,
         name="NVIDIA A30",
@@ -617,6 +612,11 @@ _add(
         cuda_cores=3584,
         memory_bus_width_bits=3072,
         memory_total_mib=24576,
+        # Not the A100's 65536: a real A30 under 535.183.01 shows its MIG devices' BAR1 as
+        # 8191 (1g.6gb) and 16383 MiB (2g.12gb), a quarter of 32768 a memory slice less
+        # 256 KiB (mig_profiles.mig_bar1_bytes). Unknown: the whole board's figure read
+        # directly (32768 follows from that rule).
+        bar1_total_mib=32768,
         power_limit_w=165,
         power_default_limit_w=165,
         power_min_limit_w=100,
@@ -629,7 +629,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H100-PCIE",
-        mig_profiles.H100_PCIE,
         114,
         **_pcie_card(
             name="NVIDIA H100 PCIe",
@@ -648,7 +647,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H100-SXM5-94GB",
-        mig_profiles.H100_NVL,
         132,
         # TSUBAME 4.0 (H100 SXM5 94GB) users' notes: "NVIDIA H100 94GB", 95830 MiB on 580.105.08;
         # PCI id 0x2339 ("H100 SXM5 94GB" in the PCI id lists).
@@ -663,7 +661,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H800-SXM5-80GB",
-        mig_profiles.H100_80GB,
         132,
         8,
         name="NVIDIA H800",
@@ -676,7 +673,6 @@ _add(
     _like(
         "H100-PCIE",
         "H800-PCIE",
-        mig_profiles.H100_PCIE,
         114,
         name="NVIDIA H800 PCIe",
         pci_device_id=0x232210DE,
@@ -687,7 +683,6 @@ _add(
     _like(
         "H100-NVL",
         "H800-NVL",
-        mig_profiles.H100_NVL,
         132,
         name="NVIDIA H800 NVL",
         pci_device_id=0x233A10DE,
@@ -698,7 +693,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H20",
-        mig_profiles.H20_96GB,
         78,
         name="NVIDIA H20",
         pci_device_id=0x232910DE,
@@ -715,7 +709,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "GH200-96GB",
-        mig_profiles.GH200_96GB,
         132,
         name="NVIDIA GH200 480GB",
         pci_device_id=0x234210DE,
@@ -731,7 +724,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "GH200-144GB",
-        mig_profiles.GH200_144GB,
         132,
         name="NVIDIA GH200 144G HBM3e",
         pci_device_id=0x234810DE,
@@ -746,7 +738,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "H200-NVL",
-        mig_profiles.H200_141GB,
         132,
         name="NVIDIA H200 NVL",
         pci_device_id=0x233B10DE,
@@ -761,7 +752,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "B200",
-        mig_profiles.B200_180GB,
         148,
         name="NVIDIA B200",
         pci_device_id=0x290110DE,
@@ -783,7 +773,6 @@ _add(
     _like(
         "B200",
         "GB200",
-        mig_profiles.GB200_186GB,
         152,
         name="NVIDIA GB200",
         pci_device_id=0x294110DE,
@@ -832,7 +821,6 @@ _add(
         multiprocessor_count=188,
         nvlink_max_links=0,
         has_serial=True,
-        mig=mig_profiles.RTX_PRO_6000,
     )
 )
 
@@ -840,7 +828,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-SERVER",
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
-        mig_profiles.RTX_PRO_6000,
         188,
         name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
         pci_device_id=0x2BB110DE,
@@ -852,7 +839,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-SERVER",
         "RTX-PRO-6000-BLACKWELL-MAX-Q",
-        mig_profiles.RTX_PRO_6000,
         188,
         name="NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
         pci_device_id=0x2BB410DE,
@@ -867,7 +853,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
         "RTX-PRO-5000-BLACKWELL",
-        mig_profiles.RTX_PRO_5000,
         110,
         name="NVIDIA RTX PRO 5000 Blackwell",
         pci_device_id=0x2BB310DE,
@@ -885,7 +870,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
         "RTX-PRO-4500-BLACKWELL",
-        mig_profiles.RTX_PRO_4500,
         82,
         # A user's nvidia-smi / -q on a real board (580.142 and others): its name, 32623 MiB,
         # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle, ECC

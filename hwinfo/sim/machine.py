@@ -25,22 +25,25 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import shutil
+import tempfile
 import threading
 import time
 import uuid as uuid_mod
+import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from hwinfo.sim import builtin_hash
-from hwinfo.sim.accounting import AccountingBuffer, Record
-from hwinfo.sim.driver_load import DriverLoad
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
     default_gpu_instance_id,
     free_placements,
     placement_mask,
 )
+from hwinfo.sim import builtin_hash
+from hwinfo.sim.accounting import AccountingBuffer, Record
+from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.scenario_gpu import gpu_field_readers, parse_processes
 from hwinfo.sim.scenario_mig import parse_mig
 from hwinfo.sim.scenario_model import (
@@ -267,6 +270,7 @@ class Machine:
         self._ids = itertools.count(0x1000, 0x10)
         self._owners: dict[int, tuple[str | None, str | None]] = {}
         self._names: dict[int, str] = {}
+        self._sysfs: str | None = None
         self._xids: list[tuple[GpuDevice, XidEvent]] = []
         self.gpus: tuple[GpuDevice, ...] = tuple(
             GpuDevice(next(self._ids), g) for g in scenario.gpus
@@ -418,6 +422,28 @@ class Machine:
         """What nvmlSystemGetProcessName answers: the scenario's `name`, else the command
         line's first word; None where process_owner is None or names no command."""
         return self._names.get(pid)
+
+    def sysfs_root(self) -> str:
+        """A directory holding the sysfs of the scenario's PCI tree (sysfs_tree.py), written
+        on first use and removed with the machine; the collectors read it as a --root."""
+        with self._lock:
+            if self._sysfs is None:
+                from hwinfo.sim.sysfs_tree import write_sysfs
+
+                directory = tempfile.mkdtemp(prefix="hwinfo-sim-sysfs-")
+                weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
+                write_sysfs(self.scenario, directory)
+                self._sysfs = directory
+            return self._sysfs
+
+    def guessed(self, uuid: str) -> frozenset[str]:
+        """What the scenario says an import inferred (GUESSED_GI_FACTS) of the GPU instance
+        of the MIG device with this UUID; empty for any other UUID."""
+        for gpu in self.gpus:
+            for dev in gpu.mig_devices:
+                if uuid in dev.uuids:
+                    return dev.compute_instance.gpu_instance.spec.guessed
+        return frozenset()
 
     def _update_owners(self) -> None:
         owners: dict[int, tuple[str | None, str | None]] = {}

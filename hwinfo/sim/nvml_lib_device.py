@@ -10,10 +10,10 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from hwinfo.mig.profiles import mig_bar1_bytes
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
-from hwinfo.sim.mig_profiles import mig_bar1_bytes
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,
@@ -517,14 +517,7 @@ def _cpu_affinity(
     """nvmlDeviceGetCpuAffinity(handle, cpuSetSize, unsigned long *cpuSet): a CPU bit mask."""
     if isinstance(dev, MigDevice) or dev.spec.cpu_affinity is None:
         return NOT_SUPPORTED
-    words = (ctypes.c_ulong * base.as_int(size)).from_address(base.address(cpu_set))
-    bits = ctypes.sizeof(ctypes.c_ulong) * 8
-    for i in range(len(words)):
-        words[i] = 0
-    for cpu in dev.spec.cpu_affinity:
-        if cpu // bits < len(words):
-            words[cpu // bits] |= 1 << (cpu % bits)
-    return SUCCESS
+    return base.fill_bits(size, cpu_set, dev.spec.cpu_affinity)
 
 
 def _retired_pages(

@@ -13,9 +13,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
-from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     COMPUTE_INSTANCE_PROFILE_COUNT,
     GPU_INSTANCE_PROFILE_COUNT,
     ComputeInstanceProfile,
@@ -24,6 +22,8 @@ from hwinfo.sim.mig_profiles import (
     placement_mask,
     remaining_capacity,
 )
+from hwinfo.sim import nvml_lib_base as base
+from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
 from hwinfo.sim.nvml_lib_base import (
     INVALID_ARGUMENT,
     NO_PERMISSION,

@@ -53,6 +53,7 @@ from hwinfo.sim.scenario_model import (
     XidEvent,
 )
 from hwinfo.sim.scenario_reader import Reader, opt_int, opt_str, optional, read_gpm
+from hwinfo.sim.scenario_topology import read_wires
 
 
 def gpu_field_readers(
@@ -140,6 +141,12 @@ def gpu_field_readers(
         except ValueError as exc:
             r.fail(path, f"expected a CPU list such as '0-23,48-71': {exc}")
 
+    def nodes(path: str, value: object) -> tuple[int, ...]:
+        found = cpus(path, value)
+        if any(node > MAX_NUMA_NODE for node in found):
+            r.fail(path, f"NUMA nodes are at most {MAX_NUMA_NODE}")
+        return found
+
     def bus_id(path: str, value: object) -> str:
         text = r.str(path, value)
         if parse_pci_bus_id(text) is None:
@@ -213,13 +220,15 @@ def gpu_field_readers(
         "nvlink_links": optional(bounded(MAX_COUNT)),  # checked against the board below
         "numa_node": optional(bounded(MAX_NUMA_NODE)),
         "cpu_affinity": optional(cpus),
+        "numa_affinity": optional(nodes),
         "addressing_mode": optional(lambda p, v: r.choice(p, v, ADDRESSING_MODES)),
         "gpm": optional(lambda p, v: read_gpm(r, p, v)),
         "driver_model": optional(driver_model),
     }
 
 
-_STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events", "accounting")
+_STRUCTURED_GPU_KEYS = (
+    "board", "mig", "processes", "lost", "xid_events", "accounting", "nvlink_remote")
 
 
 def _merge(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
@@ -311,9 +320,12 @@ def read_gpu(
             # NVML: on MIG-enabled GPUs accounting mode is DISABLED and cannot be changed.
             r.fail(inputs.member(inputs.member(path, "accounting"), "enabled"),
                    "accounting cannot be on while MIG is enabled")
+    remote = data.get("nvlink_remote")
     return GpuSpec(
         index=index,
         board=board,
+        nvlink_remote=None if remote is None else read_wires(
+            r, inputs.member(path, "nvlink_remote"), remote),
         nvlink_max_links=nvlink_max,
         mig=mig,
         processes=processes,

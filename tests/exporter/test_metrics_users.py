@@ -39,6 +39,11 @@ def test_300_containers_are_64_series_and_one_that_sums_the_rest(tmp_path: Path)
     kept = range(CONTAINERS - ATTRIBUTED_SERIES_LIMIT, CONTAINERS)
     assert {_id(i) for i in kept} | {OTHER} == set(series)
     assert series[OTHER] == sum(i + 1 for i in range(CONTAINERS - ATTRIBUTED_SERIES_LIMIT)) * 2**20
+    # The process counts keep the same containers, which the ledger joins with their memory.
+    counts = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r'^hwinfo_gpu_attributed_processes\{.*container_id="([^"]*)"\} (\S+)$', done.stdout,
+        re.MULTILINE)}
+    assert set(counts) == set(series) and counts[OTHER] == CONTAINERS - ATTRIBUTED_SERIES_LIMIT
     other = next(line for line in done.stdout.splitlines()
                  if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{") and OTHER in line)
     assert other.count(f'"{OTHER}"') == 4  # user, slurm_job, pod_uid, container_id

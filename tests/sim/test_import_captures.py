@@ -18,8 +18,8 @@ Not compared, and why:
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
   compared; XML dumps have no NVLink section, so it must read null.
-- users: a dump names no process owners (asserted null). The command is the process name as
-  printed where that is a Linux command line, null for a Windows path (not a command line).
+- users: a dump names no process owners (asserted null). The command (--full-command) is the
+  process name as printed: a Linux command line, or a Windows executable's path.
 - nvml_version: `-q` does not print it; a capture's `nvidia-smi --version` prints "590.48",
   not NVML's own string ("13.590.48.01"), so the import keeps the format's default.
 - xid_errors: events, not state; a dump shows none (the report's list comes from an event
@@ -729,9 +729,9 @@ def _process_name(name: str | None) -> str | None:
 
 
 def _command(name: str | None) -> str | None:
-    """hwinfo's command (--full-command): a Linux name is the command line, kept whole; a
-    Windows name is only the executable's path, not a command line."""
-    return name if name and "\\" not in name else None
+    """hwinfo's command (--full-command): NVML's name kept whole, a Linux command line or a
+    Windows executable's path."""
+    return name or None
 
 
 def _unknown_board(text: str) -> str:

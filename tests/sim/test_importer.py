@@ -16,6 +16,7 @@ from typing import Any
 import pynvml
 import pytest
 from conftest import CAPTURES, XML_CAPTURES, each_capture, require_captures
+from fixtures.smi_dumps import dump_xml, mig_device
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
@@ -222,62 +223,14 @@ def test_a100_capture_has_two_3g_20gb_instances() -> None:
 # --- hand-written dumps ---
 
 
-def _put(parent: ET.Element, path: str, text: str) -> None:
-    for tag in path.split("/"):
-        child = parent.find(tag)
-        parent = ET.SubElement(parent, tag) if child is None else child
-    parent.text = text
-
-
-def _dump(
-    fields: dict[str, str],
-    mig_devices: Sequence[dict[str, str]] = (),
-    processes: Sequence[dict[str, str]] = (),
-) -> str:
-    """A one-GPU dump with the given leaves (path -> text) over a minimal valid GPU."""
-    root = ET.Element("nvidia_smi_log")
-    _put(root, "driver_version", "550.54.15")
-    _put(root, "cuda_version", "12.4")
-    _put(root, "attached_gpus", "1")
-    gpu = ET.SubElement(root, "gpu", id="00000000:07:00.0")
-    base = {"product_name": "NVIDIA A100-SXM4-80GB", "fb_memory_usage/total": "81920 MiB"}
-    for path, text in {**base, **fields}.items():
-        _put(gpu, path, text)
-    for parent_tag, child_tag, items in (
-        ("mig_devices", "mig_device", mig_devices),
-        ("processes", "process_info", processes),
-    ):
-        parent = ET.SubElement(gpu, parent_tag)
-        for item in items:
-            child = ET.SubElement(parent, child_tag)
-            for path, text in item.items():
-                _put(child, path, text)
-    return ET.tostring(root, encoding="unicode")
-
-
-def _mig_device(gi: int, ci: int, sms: int, memory: int, engines: str = "2/0/0") -> dict[str, str]:
-    decoders, jpegs, ofas = engines.split("/")
-    shared = "device_attributes/shared"
-    return {
-        "gpu_instance_id": str(gi),
-        "compute_instance_id": str(ci),
-        f"{shared}/multiprocessor_count": str(sms),
-        f"{shared}/decoder_count": decoders,
-        f"{shared}/jpg_count": jpegs,
-        f"{shared}/ofa_count": ofas,
-        "fb_memory_usage/total": f"{memory} MiB",
-        "fb_memory_usage/used": "13 MiB",
-    }
-
-
 def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
-    text = _dump(
+    text = dump_xml(
         {"mig_mode/current_mig": "Enabled", "mig_mode/pending_mig": "Enabled"},
         mig_devices=[
-            _mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
-            _mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
-            _mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
-            _mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
+            mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
+            mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
+            mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
+            mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
         ],
         processes=[
             {
@@ -313,7 +266,7 @@ def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
 
 
 def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
-    text = _dump(
+    text = dump_xml(
         {
             "product_name": "Quadro RTX 8000",  # not in the catalogue
             "product_architecture": "Ada Lovelace",
@@ -415,11 +368,11 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("product", "device", "message"),
     [
-        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
-        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
+        ("NVIDIA A100-SXM4-80GB", mig_device(1, 0, 42, 12345), "matches no MIG profile"),
+        ("NVIDIA A100-SXM4-80GB", mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
         (
             "NVIDIA A100-SXM4-80GB",
-            {k: v for k, v in _mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
+            {k: v for k, v in mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
             "mig_device 0: no <device_attributes/shared/multiprocessor_count> value",
         ),
     ],
@@ -427,7 +380,7 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
 def test_mig_devices_that_cannot_be_expressed(
     product: str, device: dict[str, str], message: str
 ) -> None:
-    text = _dump({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
+    text = dump_xml({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
     with pytest.raises(DumpError, match=re.escape(message)):
         import_nvidia_smi_xml(text, "mig.xml")
 
@@ -457,7 +410,7 @@ def test_a_dump_of_one_gpu_of_several_imports(tmp_path: Path) -> None:
 
 def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
     """R535-R565 split GPU and module readings but keep the v12 names (power_draw)."""
-    text = _dump(
+    text = dump_xml(
         {
             "gpu_power_readings/power_draw": "71.25 W",
             "gpu_power_readings/current_power_limit": "400.00 W",
@@ -474,7 +427,7 @@ def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
         400.0,
     )
     assert gpu["power_min_limit_w"] == 100.0  # the module's stands in for an N/A GPU reading
-    module_only = import_dump(_dump({"module_power_readings/power_draw": "150.50 W"}), "grace.xml")[
+    module_only = import_dump(dump_xml({"module_power_readings/power_draw": "150.50 W"}), "grace.xml")[
         "gpus"
     ][0]
     assert module_only["power_draw_w"] == 150.5
@@ -486,7 +439,7 @@ def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
 def test_absent_stays_absent_on_a_catalogue_board(tmp_path: Path) -> None:
     """A single A100 in a pass-through VM: the catalogue's 12 NVLinks, a PCIe device max
     generation and T.Limit-less thresholds must not appear from the catalogue."""
-    text = _dump(
+    text = dump_xml(
         {
             "product_name": "NVIDIA A100-SXM4-40GB",
             "pci/pci_device_id": "[REDACTED]",
@@ -517,7 +470,7 @@ def test_absent_stays_absent_on_a_catalogue_board(tmp_path: Path) -> None:
 
 def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     name = r"C:\Program Files\NVIDIA Corporation\NVIDIA App\CEF\NVIDIA Overlay.exe"
-    text = _dump(
+    text = dump_xml(
         {},
         processes=[
             {"pid": "15964", "type": "C+G", "process_name": name, "used_memory": "N/A"},
@@ -527,6 +480,19 @@ def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     assert scenario["gpus"][0]["processes"][0]["name"] == name
     with _simulated(scenario, tmp_path):
         assert pynvml.nvmlSystemGetProcessName(15964) in (name, name.encode())
+    # The report names the program as Task Manager does, and --full-command keeps the
+    # path NVML gives (a Windows driver gives no command line).
+    path = tmp_path / "windows.json"
+    path.write_text(json.dumps(scenario))
+    for flags, command in (((), None), (("--full-command",), name)):
+        done = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--simulate", str(path), "--format",
+             "json", *flags], capture_output=True, text=True, timeout=60, check=False,
+            env={k: v for k, v in os.environ.items() if not k.startswith("HWINFO")},
+        )
+        assert done.returncode == 0, done.stderr
+        (process,) = json.loads(done.stdout)["gpu"]["gpus"][0]["processes"]
+        assert (process["name"], process["command"]) == ("NVIDIA Overlay.exe", command)
 
 
 def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
@@ -538,7 +504,7 @@ def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
     """
     code = "/opt/visual-studio-code/code --type=gpu-process --gpu-preferences=WAAAAAAAAAAg"
     edge = "/opt/microsoft/msedge/msedge --type=gpu-process --crashpad-handler-pid=1234"
-    text = _dump(
+    text = dump_xml(
         {},
         processes=[
             {"pid": "3001", "type": "G", "process_name": code, "used_memory": "60 MiB"},
@@ -649,6 +615,11 @@ def test_plain_q_text_and_capture_sections() -> None:
     listed = [ci.pop("uuid") for gi in idle["gpus"][0]["mig"]["gpu_instances"]
               for ci in gi["compute_instances"]]
     assert listed == [f"MIG-0000000{i}-0000-0000-0000-00000000000{i}" for i in range(4)]
+    # Neither lists placements (no `mig -lgi`); the paste names no profile and lists no UUID
+    # either: what each infers it says.
+    inferred = [[gi.pop("guessed") for gi in scenario["gpus"][0]["mig"]["gpu_instances"]]
+                for scenario in (idle, pasted)]
+    assert inferred == [[["placement"]] * 4, [["placement", "profile", "uuid"]] * 4]
     assert pasted["gpus"] == idle["gpus"]
     assert idle["gpus"][0]["processes"] == []
     load = import_dump(capture, "h100.txt")  # the last -q section: under load

@@ -14,7 +14,7 @@ import pytest
 from conftest import CAPTURES, require_captures
 
 import hwinfo.sim
-from hwinfo.sim import mig_profiles as mp
+from hwinfo.mig import profiles as mp
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario import parse_scenario
 
@@ -26,8 +26,9 @@ MEMORY = {
     "A100-SXM4-80GB": {19: 9856, 20: 9856, 15: 19968, 14: 19968, 9: 40192, 5: 40192, 0: 80384},
     "H100-SXM5-80GB": {19: 9984, 20: 9984, 15: 20096, 14: 20096, 9: 40448, 5: 40448, 0: 81152},
     "H100-NVL": {19: 11008, 20: 11008, 15: 22144, 14: 22144, 9: 47488, 5: 47488, 0: 95360},
-    # 2g and 3g as a real H200 on 590 shows them; R550's: see H200_SIZES below.
-    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33024, 14: 33280, 9: 71424, 5: 71168, 0: 143104},
+    # 2g and 3g as a real H200 on 590 shows them, 1g.35gb and 4g as their twins of the same
+    # memory slices; R550's: see H200_SIZES below.
+    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33280, 14: 33280, 9: 71424, 5: 71424, 0: 143104},
 }
 NAMES = {
     "A100-SXM4-40GB": [
@@ -436,8 +437,8 @@ H100_PCIE_570_SMS = {
 }
 # A real H200 on driver 590 (its MIG device totals: https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt);
 # https://github.com/NVIDIA/mig-parted/issues/120: an R550 `-lgip`.
-H200_SIZES = {(590,): {"2g.35gb": 33280, "3g.71gb": 71424},
-              (550,): {"2g.35gb": 33024, "3g.71gb": 71168}}
+H200_SIZES = {(590,): {"1g.35gb": 33280, "2g.35gb": 33280, "3g.71gb": 71424, "4g.71gb": 71424},
+              (550,): {"1g.35gb": 33024, "2g.35gb": 33024, "3g.71gb": 71168, "4g.71gb": 71168}}
 
 
 def test_h100_pcie_sm_counts_as_a_real_listing_shows() -> None:

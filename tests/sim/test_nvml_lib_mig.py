@@ -12,9 +12,9 @@ import pytest
 from conftest import CAPTURES, TEXT_CAPTURES, require_captures
 
 import hwinfo.sim
+from hwinfo.mig.profiles import default_gpu_instance_id
 from hwinfo.sim import Machine, nvml_lib_mig
 from hwinfo.sim.boards import BOARDS
-from hwinfo.sim.mig_profiles import default_gpu_instance_id
 from hwinfo.sim.nvml_symbols import exported
 from hwinfo.sim.scenario import parse_scenario
 
@@ -107,6 +107,45 @@ def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
         profile = N.nvmlDeviceGetName(mig).rsplit(" ", 1)[1]
         seen[profile] = N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // MIB
     assert seen == {"3g.71gb": 59237, "2g.35gb": 29618, "1g.18gb": 14809}
+
+
+def test_a30_mig_bar1_as_a_real_535_session_reports_it(simulate: Any) -> None:
+    """A real A30 under 535.183.01: 2g.12gb 16383 and 1g.6gb 8191 MiB of BAR1, not the
+    A100's twice that."""
+    instances = [{"profile": "2g.12gb"}, {"profile": "1g.6gb"}, {"profile": "1g.6gb"}]
+    simulate(
+        {
+            "driver": {"version": "535.183.01"},
+            "gpus": [{"board": "A30", "mig": {"enabled": True, "gpu_instances": instances}}],
+        }
+    )
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    seen = set()
+    for i in range(3):
+        mig = N.nvmlDeviceGetMigDeviceHandleByIndex(gpu, i)
+        profile = N.nvmlDeviceGetName(mig).rsplit(" ", 1)[1]
+        seen.add((profile, N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // MIB))
+    assert seen == {("2g.12gb", 16383), ("1g.6gb", 8191)}
+
+
+def test_h200_profiles_of_equal_memory_slices_have_equal_memory(simulate: Any) -> None:
+    """Every real `-lgip` listing gives profiles of the same memory slices the same memory
+    (mig-parted #120's H200: 1g.35gb and 2g.35gb 33024, 3g.71gb and 4g.71gb 71168 MiB), so
+    the 256 MiB more a real H200 on 590 shows for 2g.35gb and 3g.71gb holds for their
+    twins too; before 590 all four are the R550 listing's."""
+    for driver, two, four in (("590.48.01", 33280, 71424), ("560.35.03", 33024, 71168)):
+        simulate({"driver": {"version": driver},
+                  "gpus": [{"board": "H200-SXM-141GB", "mig": {"enabled": True}}]})
+        gpu = N.nvmlDeviceGetHandleByIndex(0)
+        sizes = {}
+        for index in range(N.NVML_GPU_INSTANCE_PROFILE_COUNT):
+            try:
+                info = N.nvmlDeviceGetGpuInstanceProfileInfo(gpu, index)
+            except N.NVMLError_NotSupported:
+                continue
+            sizes[info.name.removeprefix("MIG ")] = info.memorySizeMB
+        assert (sizes["1g.35gb"], sizes["2g.35gb"]) == (two, two)
+        assert (sizes["3g.71gb"], sizes["4g.71gb"]) == (four, four)
 
 
 def test_h100_capture_mig_layout_field_by_field(simulate: Any) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hwinfo.collect.gpu.accounting_state import Judged
     from hwinfo.collect.gpu.events import XidListener
     from hwinfo.collect.gpu.gpm import GpmReader, Key
+    from hwinfo.collect.gpu.guessed import GuessLookup
     from hwinfo.collect.gpu.mig import GpuInstanceProfile
     from hwinfo.collect.gpu.processes import OwnerLookup
     from hwinfo.collect.job_labels import JobLabels
@@ -58,15 +59,22 @@ class GpuCollector:
         between_samples: bool = False,
         proc_root: Root | None = None,
         accounting_resumed: Mapping[str, Judged] | None = None,
+        guessed_of: GuessLookup | None = None,
+        with_topology: bool = False,
     ) -> None:
         """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
         `proc_root`: where those owners' /proc is, for what label() reads; None: this
         machine's with local_owner, else nowhere (a scenario's processes have none).
         `accounting_resumed`: what an earlier daemon had judged of the accounting buffers
-        (accounting_state.py)."""
+        (accounting_state.py). `guessed_of`: a simulated machine's inferred MIG facts
+        (collect/gpu/guessed.py). `with_topology`: also read every GPU pair (GpuSystem.pairs),
+        n² calls."""
         self.owner_of = owner_of
         self.proc_root = proc_root
         self._labels: JobLabels | None = None
+        self.guessed_of = guessed_of
+        self.with_topology = with_topology
+        self._handles: dict[int, Any] = {}  # index -> handle of the GPUs read this sample
         self.with_processes = with_processes
         self.with_commands = with_commands
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
@@ -104,13 +112,20 @@ class GpuCollector:
 
         assert self._gpm is not None  # made by _begin() when NVML started
         self._activities = {}
+        self._handles = {}
         gpus = [self._gpu(index) for index in range(count)]
         self._activities.update(self._gpm.finish())
         attach(gpus, self._activities)
         users = user_rollup(gpus) if self.with_processes else None
         accounted = [] if self._accounted is None else self._accounted.usage(
             {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
-        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, **self._driver)
+        pairs = None
+        if self.with_topology:
+            from hwinfo.collect.gpu.topology import read_pairs
+
+            pairs = read_pairs(self._handles)
+        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, pairs=pairs,
+                         **self._driver)
 
     def _begin(self) -> None:
         """The readers that keep state between samples, made once NVML has started."""
@@ -194,6 +209,10 @@ class GpuCollector:
             read.unavailable.update(static.unavailable)
             mig = read_mig(read, handle, static.mig_profiles, self.owner_of,
                            self.with_processes, self.with_commands)
+            if mig is not None and self.guessed_of is not None:
+                from hwinfo.collect.gpu.guessed import mark_guesses
+
+                mark_guesses(mig, self.guessed_of)
             in_mig_mode = mig is not None and mig.enabled
             dynamic = read_dynamic(read, handle, in_mig_mode)
             if self._gpm.supported(handle, uuid):
@@ -210,6 +229,7 @@ class GpuCollector:
                 processes, count = listed_processes(read, handle, self.owner_of,
                                                     self.with_processes, self.with_commands)
             accounting = read_accounting(read, handle)
+            self._handles[index] = handle
             if self._accounted is not None:
                 if accounting is not None and accounting.enabled:
                     self._accounted.update(read, handle, uuid, index, processes or ())

@@ -208,7 +208,9 @@ def read_processes(
                 visible=owner is not None,
                 user=owner.user if owner else None,
                 name=owner.name if owner else None,
-                command=owner.command if owner and with_command else None,
+                # NVML's name stands in for a command line it does not hold: a Windows
+                # path (the only command a Windows dump or driver gives) keeps its folders.
+                command=(owner.command or owner.executable) if owner and with_command else None,
                 sm_utilization_ratio=None if sm is None else sm / 100,
                 memory_utilization_ratio=None if memory is None else memory / 100,
                 run_seconds=run,
@@ -240,6 +242,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
     rows: list[UserUsage] = []
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
+        # Sorted once per user: a user may have thousands of jobs on one GPU.
+        labels: dict[str | None, set[str]] = {}
         for proc in gpu.all_processes():
             user = proc.charged_user
             usage = per_user.setdefault(user, UserUsage(gpu.index, user, None, 0))
@@ -247,6 +251,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
             if proc.used_memory_bytes is not None:
                 usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
             if proc.attribution is not None and proc.attribution.known:
-                usage.attributions = sorted({*usage.attributions, proc.attribution.label})
+                labels.setdefault(user, set()).add(proc.attribution.label)
+        for user, names in labels.items():
+            per_user[user].attributions = sorted(names)
         rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows

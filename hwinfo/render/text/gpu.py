@@ -8,12 +8,13 @@ from typing import TypeVar
 from hwinfo.cpulist import format_cpulist
 from hwinfo.escape import printable_copy
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, celsius, or_na, percent, size, watts
+from hwinfo.render.units import NA, celsius, or_na, pcie_link, percent, size, watts
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
@@ -48,12 +49,6 @@ def _memory(gpu: Gpu, host: Memory | None = None) -> str:
     if used is None:
         return f"? / {size(total)}"
     return f"{size(used)} / {size(total)} ({percent(used / total)})"
-
-
-def _link(gen: int | None, width: int | None) -> str:
-    if gen is None and width is None:
-        return NA
-    return f"gen{or_na(gen, str)} x{or_na(width, str)}"
 
 
 def _utilization(gpu: Gpu) -> str:
@@ -240,7 +235,8 @@ def activity_text(activity: Activity) -> str:
     ) + f" (GPM, over {activity.window_seconds:.1f} s)"
 
 
-def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -> Section:
+def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
+            jobs: list[JobResources] | None) -> Section:
     section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
     reason = gpu.unavailable.get("gpu")
     if gpu.lost or reason:
@@ -313,12 +309,14 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
-        link = (f"{_link(gpu.pcie.generation, gpu.pcie.width)}"
-                f" of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
+        link = (f"{pcie_link(gpu.pcie.generation, gpu.pcie.width)}"
+                f" of {pcie_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
         section.field("PCIe", style.warn(link + " (degraded)") if any(gpu.pcie_below_max()) else link)
     section.field("Health", _health(gpu, style))
     section.field("Topology", _joined(
-        _part("NUMA", gpu.numa_node),
+        # The nodes near it, and its own node where its memory is one (Grace boards).
+        _part("NUMA", gpu.numa_affinity, format_cpulist),
+        _part("own NUMA node", gpu.numa_node),
         _part("CPUs", gpu.cpu_affinity, format_cpulist),
         _part("NVLink", gpu.nvlink_links_active, lambda n: f"{n} active"),
     ))
@@ -326,7 +324,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
     if gpu.mig is not None:
         render_mig(gpu.mig, section)
     if show_processes:
-        add_process_table(section, gpu)
+        add_process_table(section, gpu, jobs)
     return section
 
 
@@ -338,13 +336,14 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
 
 def gpu_blocks(
     system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
-    host_memory: Memory | None = None,
+    host_memory: Memory | None = None, jobs: list[JobResources] | None = None,
 ) -> list[str]:
     """The GPU section's blocks: the summary (first, when there are GPUs), a block per GPU,
     the users. `note`: a line on the data's freshness (stale, or not read and why), shown
-    first; `host_memory`: the system memory that GPUs sharing it draw on. Every name shown
-    is escaped before it is styled (escape.printable_copy)."""
-    system, host_memory = printable_copy(system), printable_copy(host_memory)
+    first; `host_memory`: the system memory that GPUs sharing it draw on; `jobs`: the CPU
+    use of the processes' jobs. Every name shown is escaped before it is styled
+    (escape.printable_copy)."""
+    system, host_memory, jobs = printable_copy(system), printable_copy(host_memory), printable_copy(jobs)
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
             return []  # GPU collection switched off
@@ -357,7 +356,8 @@ def gpu_blocks(
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return [section.render()]
     blocks = [_summary(system, style, note).render()]
-    blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
+    blocks += [_detail(gpu, style, show_processes, host_memory, jobs).render()
+               for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
         render_users(system.users, users)

@@ -697,25 +697,29 @@ _HOPPER_96GB_NAMES = {
 GH200_96GB = _table("h100", _HOPPER_96GB_NAMES, min_driver=(535,))
 # H20: MIG from R535 (MIG User Guide, deployment considerations).
 H20_96GB = _table("h20", _HOPPER_96GB_NAMES, min_driver=(535,))
-# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM, R550); MIG from R550 (User Guide).
+# H200 / H200 NVL: mig-parted #120 `-lgip` (an H200 SXM, R550,
+# https://github.com/NVIDIA/mig-parted/issues/120); MIG from R550 (User Guide).
 # A real H200 on driver 590 reports 2g.35gb and 3g.71gb MIG devices 256 MiB larger than that
-# listing: 33280 and 71424 MiB (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt).
+# listing: 33280 and 71424 MiB (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt). Profiles of the same memory slices have the same memory in
+# every real listing (that one: 1g.35gb = 2g.35gb, 3g.71gb = 4g.71gb; A100, H100 and H100
+# NVL alike), so 1g.35gb and 4g.71gb take the new sizes too.
 # Unknown: the H200 NVL's sizes (the H200 SXM's are taken); the branch of that change (taken
-# as R590, the one observed); whether 1g.35gb, 4g.71gb and 7g.141gb grew too (kept as R550's).
+# as R590, the one observed); whether 1g.18gb and 7g.141gb changed with it (kept as R550's).
 H200_141GB = _table(
     "h100",
     {
         "1g": ("1g.18gb", 16384),
         "1g+me": ("1g.18gb+me", 16384),
-        "1g2x": ("1g.35gb", 33024),
-        "2g": ("2g.35gb", 33280),  # the real H200 on 590
-        "3g": ("3g.71gb", 71424),  # the real H200 on 590
-        "4g": ("4g.71gb", 71168),
+        "1g2x": ("1g.35gb", 33280),  # as 2g.35gb (the same two memory slices)
+        "2g": ("2g.35gb", 33280),  # a real H200 on 590
+        "3g": ("3g.71gb", 71424),  # a real H200 on 590
+        "4g": ("4g.71gb", 71424),  # as 3g.71gb (the same four memory slices)
         "7g": ("7g.141gb", 143104),
     },
     min_driver=(550,),
-    # mig-parted #120's R550 `-lgip`: 2g.35gb (ID 14) 33024, 3g.71gb (ID 9) 71168 MiB.
-    memory_before=(((590,), ((14, 33024), (9, 71168))),),
+    # mig-parted #120's R550 `-lgip`: 1g.35gb (ID 15) and 2g.35gb (ID 14) 33024, 3g.71gb
+    # (ID 9) and 4g.71gb (ID 5) 71168 MiB.
+    memory_before=(((590,), ((15, 33024), (14, 33024), (9, 71168), (5, 71168))),),
     # MIG BAR1: the same H200 on driver 590 (mig_bar1_bytes).
     bar1_per_slice_kib=14809 * 1024 + 512,
 )
