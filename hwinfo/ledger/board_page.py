@@ -1,9 +1,10 @@
 """The lab's page (`hwinfo board`): hosts × GPUs, who holds them, the longest idle holds, and
 where a job of a given size fits now, in the machine page's look (render/html).
 
-A GPU or MIG device is free (no process), held (someone's processes, working), idle (held,
-and every holder idle by the ledger's rule), down (its host does not answer, or its data is
-stale) or lost (fallen off the bus). Every name comes from the engine, which took it from the
+A GPU or MIG device is free (no process, no claim), held (someone's processes), idle (held,
+and every holder idle by the ledger's rule), claimed (by `hwinfo run`, before its command's
+processes came), down (its host does not answer, or its data is stale) or lost (fallen off
+the bus). Every name comes from the engine, which took it from the
 hosts: each is escaped (render/html/page.el).
 """
 
@@ -63,7 +64,7 @@ class _Lab:
         self.idle: dict[_DEVICE_KEY, set[str]] = {}
         for hold in board.idle:
             self.idle.setdefault(hold.device, set()).add(hold.user)
-        self.counts = {"free": 0, "free_mig": 0, "held": 0, "idle": 0, "down": 0}
+        self.counts = {"free": 0, "free_mig": 0, "held": 0, "idle": 0, "claimed": 0, "down": 0}
 
     def held_state(self, key: _DEVICE_KEY, holders: dict[str, float | None]) -> str:
         idle = self.idle.get(key, set())
@@ -82,12 +83,16 @@ class _Lab:
             return "unknown", "?"
         if gpu.free:
             return "free", "free"
+        if gpu.processes == 0 and gpu.claimed_by is not None:
+            return "claimed", "claimed"
         state = self.held_state((host.job, host.instance, gpu.index, "", ""), gpu.holders)
         return state, state
 
     def device_state(self, host: Host, gpu: Gpu, device: MigDevice) -> str:
         if device.free:
             return "free"
+        if device.processes == 0 and device.claimed_by is not None:
+            return "claimed"
         return self.held_state((host.job, host.instance, gpu.index, device.gpu_instance_id,
                                 device.compute_instance_id), device.holders)
 
@@ -110,12 +115,16 @@ def _slots(lab: _Lab, host: Host, gpu: Gpu) -> list[tuple[str, str, str | None]]
     slots: list[tuple[str, str, str | None]] = [
         (lab.device_state(host, gpu, d), slices(d.profile),
          f"{d.profile} (GPU instance {d.gpu_instance_id}, compute instance "
-         f"{d.compute_instance_id}): " + (_holders_title(d.holders) or "free"))
+         f"{d.compute_instance_id}): " + (_holders_title(d.holders) or _claimed(d.claimed_by)))
         for d in gpu.mig_devices]
     room = _room(gpu)
     if room:  # alternatives, not a sum: one slot says what could still be carved
         slots.append(("carve", "+", room))
     return slots
+
+
+def _claimed(user: str | None) -> str:
+    return "free" if user is None else f"claimed by {user} (hwinfo run)"
 
 
 def _room(gpu: Gpu) -> str | None:
@@ -127,11 +136,14 @@ def _cell(lab: _Lab, host: Host, gpu: Gpu) -> Markup:
     state, word = lab.gpu_state(host, gpu)
     holders = {u: b for d in gpu.mig_devices for u, b in d.holders.items()} if gpu.mig_enabled \
         else gpu.holders
+    who = ", ".join(_holders(holders)) or gpu.claimed_by
     memory = (used_of(gpu.memory_used_bytes, gpu.memory_total_bytes)
               if gpu.memory_total_bytes is not None else None)
-    title = " · ".join(part for part in (gpu.model or "GPU", gpu.uuid, _holders_title(holders),
-                                         _room(gpu) if gpu.mig_enabled else None) if part)
-    return cell(gpu.index, state, word, ", ".join(_holders(holders)) or None, memory,
+    title = " · ".join(part for part in (
+        gpu.model or "GPU", gpu.uuid, _holders_title(holders),
+        _claimed(gpu.claimed_by) if gpu.claimed_by is not None else None,
+        _room(gpu) if gpu.mig_enabled else None) if part)
+    return cell(gpu.index, state, word, who or None, memory,
                 _slots(lab, host, gpu) if gpu.mig_enabled else (), title=title)
 
 
@@ -160,6 +172,7 @@ def _tiles(lab: _Lab) -> Markup:
     down_hosts = sum(h.state != "up" for h in hosts)
     tiles = [("free", counts["free"], "free GPUs"), ("free", counts["free_mig"], "free MIG devices"),
              ("held", counts["held"], "held"), ("idle", counts["idle"], "held, idle"),
+             ("claimed", counts["claimed"], "claimed, no process yet"),
              ("down", counts["down"], "GPUs down or lost"),
              ("down", down_hosts, f"of {len(hosts)} hosts down")]
     return el("section", el("div", *(el("div", el("b", str(n)), label, cls=f"tile {kind}")
@@ -212,6 +225,9 @@ def _people(lab: _Lab) -> Markup:
                 for user, memory in device.holders.items():
                     idle = user in lab.idle.get(key, set())
                     held.setdefault(user, {}).setdefault(host.instance, []).append((name, memory, idle))
+                if device.processes == 0 and device.claimed_by is not None:  # the claimant's hold
+                    held.setdefault(device.claimed_by, {}).setdefault(host.instance, []).append(
+                        (name, None, False))
     if not held:
         return el("p", "Nobody holds a GPU now.", cls="note")
     rows = []
@@ -288,7 +304,7 @@ def render_board(view: View, lab: Answer[Board] | None, box: FitBox, busy: str |
     board = lab.value if lab is not None else None
     header = el("header", el("h1", view.title), _reading(lab, busy, view.now), cls="top")
     legend = el("p", *(el("span", word, cls=kind) for kind, word in (
-        ("free", "free"), ("held", "held"), ("idle", "held, idle"),
+        ("free", "free"), ("held", "held"), ("idle", "held, idle"), ("claimed", "claimed"),
         ("down", "down, stale or lost"))), cls="legend")
     if board is None:
         body = join([el("section", el("p", "No answer from the engine yet.", cls="note"), id="tiles",

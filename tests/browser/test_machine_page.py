@@ -5,11 +5,16 @@ JavaScript at all."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hwinfo.model.claims import Request
+from hwinfo.run.claimdir import Directory
 from tests.browser.chromium import Chromium, png_size
 from tests.browser.png import decode, indexed_pixels, small
 from tests.browser.screenshots import screenshot_for_readme
@@ -62,6 +67,41 @@ def test_a_person_sees_each_gpu_and_its_holder_and_no_name_runs(
         assert seen["wide"] <= seen["shown"], "the page is wider than the screen"
         assert png_size(browser.screenshot()) == (width, height)
         assert browser.problems() == []  # no console error, no CSP violation, no alert()
+
+
+def test_a_claim_and_the_line_of_hwinfo_run(browser: Chromium, tmp_path: Path) -> None:
+    scenario = tmp_path / "two.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "two idle GPUs", "gpus": [
+        {"board": "A100-SXM4-80GB", "processes": []}, {"board": "A100-SXM4-80GB", "processes": []}]}))
+    uuids = [g["uuid"] for g in json.loads(subprocess.run(
+        [sys.executable, "-m", "hwinfo", "report", "--simulate", str(scenario), "--format", "json"],
+        check=True, capture_output=True, text=True, timeout=60).stdout)["gpu"]["gpus"]]
+    claims = tmp_path / "claims"
+    claims.mkdir(mode=0o1777)
+    directory = Directory(str(claims))
+    # As `hwinfo run` leaves them: a claim on GPU 1, and a ticket of a run waiting for two.
+    held = [directory.add(".claim", Request(1, None, None, False), ["python", "train.py"], [uuids[1]]),
+            directory.add(".wait", Request(2, None, None, False), ["torchrun", "x.py"], sequence=1)]
+    try:
+        with serving("--simulate", str(scenario), "--interval", "1",
+                     env={**os.environ, "HWINFO_CLAIMS_DIR": str(claims)}) as url:
+            browser.open(url + "/")
+            seen = browser.evaluate("""({
+                cells: [...document.querySelectorAll('li.cell')].map(c => c.classList[1]),
+                note: document.querySelector('#gpu-1 .badge.claimed').parentNode.textContent,
+                rows: [...document.querySelectorAll('section tbody tr')].map(tr =>
+                    [...tr.cells].map(td => td.textContent)),
+                line: document.querySelector('ol.waiters').textContent})""")
+            assert seen["cells"] == ["free", "claimed"]
+            assert seen["note"].startswith("claimed by root for python, for ")
+            # The whole command line is not read (it can hold secrets): the program only.
+            assert [row[:2] + row[3:] for row in seen["rows"]] == [["GPU 1", "root", "python"]]
+            assert seen["line"].startswith("root: 2 GPUs, torchrun, waiting for ")
+            assert browser.problems() == []
+    finally:
+        for entry in held:
+            entry.release()
+        directory.close()
 
 
 def test_the_page_refreshes_in_place(browser: Chromium) -> None:

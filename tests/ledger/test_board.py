@@ -35,10 +35,12 @@ class _Engine:
     url = "http://engine.test"
     timeout = 5.0
 
-    def __init__(self, holder: str = "ann", model: str = "NVIDIA A100-SXM4-80GB") -> None:
+    def __init__(self, holder: str = "ann", model: str = "NVIDIA A100-SXM4-80GB",
+                 claimant: str | None = None) -> None:
+        """`claimant`: GPU 1 is claimed by `hwinfo run` for them, no process on it yet."""
         self.asked: list[str] = []
         self.fail: str | None = None
-        self.holder, self.model = holder, model
+        self.holder, self.model, self.claimant = holder, model, claimant
 
     def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
         return [self.query(expr, at) for expr in exprs]
@@ -67,7 +69,9 @@ class _Engine:
                 _fact(g, "hwinfo_gpu_memory_used_bytes", used),
                 _fact(g, "hwinfo_gpu_memory_free_bytes", 80 * GIB - used),
                 _fact(g, "hwinfo_gpu_processes", procs))] + [
-                _fact(GPU0, "hwinfo_gpu_user_memory_used_bytes", 9 * GIB, user=self.holder)]
+                _fact(GPU0, "hwinfo_gpu_user_memory_used_bytes", 9 * GIB, user=self.holder)] + [
+                _fact(GPU1, "hwinfo_gpu_claim_info", 1, user=self.claimant, uuid="GPU-1")
+                for _ in range(self.claimant is not None)]
         return []
 
 
@@ -269,3 +273,17 @@ def test_an_engine_that_fails_is_said_and_nothing_is_invented() -> None:
     assert status == 200 and "NO DATA" in root.by_id("reading").text()
     assert "connection refused" in root.by_id("reading").text()
     assert not root.find_all("li", "cell")
+
+
+def test_a_claimed_gpu_is_neither_free_nor_held() -> None:
+    _, root = _page(_Engine(claimant="dee"))
+    cells = root.find_all("li", "cell")
+    assert [(c.classes - {"cell"}, c.find_all(cls="s")[0].text()) for c in cells] == [
+        ({"idle"}, "idle"), ({"claimed"}, "claimed")]
+    assert cells[1].find_all(cls="h")[0].text() == "dee"
+    assert "claimed by dee (hwinfo run)" in cells[1].attrs["title"]
+    tiles = {t.children[1]: int(t.find_all("b")[0].text()) for t in root.find_all("div", "tile")}
+    assert tiles["free GPUs"] == 0 and tiles["claimed, no process yet"] == 1
+    holders = [[td.text() for td in tr.find_all("td")][:2]
+               for tr in root.by_id("people").find_all("table")[0].find_all("tbody")[0].find_all("tr")]
+    assert holders == [["ann", "1"], ["dee", "1"]]

@@ -1,10 +1,10 @@
 """The machine page (`/` of `hwinfo serve`): what `report --brief` shows, who holds each GPU
-and MIG device, and the health findings, from one snapshot.
+and MIG device, `hwinfo run`'s claims and line, and the health findings, from one snapshot.
 
 A card per GPU: its model, health, utilization, memory, temperature and power, then its
 holders (a user with the job, pod or container their processes' cgroup names), each with the
 memory they hold and how long their oldest process has run; a MIG GPU has a block per MIG
-device instead. A GPU with no process says it is free, as `fleet` counts it.
+device instead. A GPU with no process and no claim says it is free, as `fleet` counts it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from hwinfo.health.evaluate import evaluate
 from hwinfo.health.findings import Finding, Severity
 from hwinfo.health.labels import LABELS
 from hwinfo.health.thresholds import Thresholds
+from hwinfo.model.claims import Claim, Claims
 from hwinfo.model.gpu import Gpu, GpuProcess, MigDevice
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import OK
+from hwinfo.render.html.claims import claim_note, claimant, claims_section
 from hwinfo.render.html.page import Markup, bar, cell, document, el, join, raw
 from hwinfo.render.text.brief import cpu_text, memory_text
 from hwinfo.render.text.gpu import memory_short, short_name, used_of
@@ -117,24 +119,43 @@ def _memory(used: int | None, total: int | None) -> str:
     return "memory n/a" if total is None else used_of(used, total)
 
 
-def _mig_device(device: MigDevice) -> Markup:
-    busy = device.process_count != 0
-    who = (_holder_list(device.processes, device.process_count) if busy
-           else el("p", "free", cls="free-word"))
+@dataclass(frozen=True)
+class _Claims:
+    """The snapshot's claims of `hwinfo run`, and the time the page is made."""
+
+    claims: Claims | None
+    now: float
+
+    def of(self, uuid: str | None) -> Claim | None:
+        return self.claims.holder_of(uuid) if self.claims is not None else None
+
+
+def _device_state(device: MigDevice, claims: _Claims) -> str:
+    if device.process_count != 0:
+        return "held"
+    return "claimed" if claims.of(device.uuid) else "free"
+
+
+def _mig_device(device: MigDevice, claims: _Claims) -> Markup:
+    state = _device_state(device, claims)
+    claim = claims.of(device.uuid)
+    who = (_holder_list(device.processes, device.process_count) if state == "held"
+           else el("p", "free", cls="free-word") if state == "free" else None)
     return el("div", el("b", device.profile or "MIG device", title=device.uuid),
               el("span", f"#{device.index}", cls="dim"),
               bar(_ratio(device.memory_used_bytes, device.memory_total_bytes)),
               el("span", _memory(device.memory_used_bytes, device.memory_total_bytes), cls="num"),
-              who, cls="mig " + ("held" if busy else "free"))
+              who, claim_note(claim, claims.now) if claim else None, cls=f"mig {state}")
 
 
-def _is_free(gpu: Gpu) -> bool:
-    """Whole, readable and without a process: what `fleet` offers as a free GPU."""
+def _is_free(gpu: Gpu, claims: _Claims) -> bool:
+    """Whole, readable, without a process and not claimed by `hwinfo run`: what `fleet`
+    offers as a free GPU."""
     if gpu.lost or gpu.unavailable.get("gpu") or (gpu.mig is not None and gpu.mig.enabled):
         return False
     count = gpu.process_count if gpu.process_count is not None else (
         None if gpu.processes is None else len(gpu.processes))
-    return count == 0
+    return count == 0 and claims.of(gpu.uuid) is None
 
 
 def slices(profile: str | None) -> str:
@@ -142,9 +163,10 @@ def slices(profile: str | None) -> str:
     return (profile or "MIG").rsplit(".", 1)[0] if profile and profile.endswith("gb") else profile or "MIG"
 
 
-def _state(gpu: Gpu, findings: list[Finding]) -> tuple[str, str]:
+def _state(gpu: Gpu, findings: list[Finding], claims: _Claims) -> tuple[str, str]:
     """(the cell's state class, its word): free, held, idle (memory held, nothing computed:
-    the health rule idle_gpu_memory), lost, unreadable; a MIG GPU by its devices."""
+    the health rule idle_gpu_memory), claimed (by `hwinfo run`, no process yet), lost,
+    unreadable; a MIG GPU by its devices."""
     if gpu.lost:
         return "lost", "lost"
     if gpu.unavailable.get("gpu"):
@@ -153,34 +175,38 @@ def _state(gpu: Gpu, findings: list[Finding]) -> tuple[str, str]:
         devices = gpu.mig.devices
         if not devices:
             return "unknown", "MIG"
-        free = sum(device.process_count == 0 for device in devices)
+        free = sum(_device_state(device, claims) == "free" for device in devices)
         return ("free" if free == len(devices) else "held"), "MIG"
-    if _is_free(gpu):
+    if _is_free(gpu, claims):
         return "free", "free"
+    if gpu.process_count == 0 and claims.of(gpu.uuid):
+        return "claimed", "claimed"
     if any(f.rule == "idle_gpu_memory" for f in findings):
         return "idle", "idle"
     return "held", "held"
 
 
-def _overview_cell(gpu: Gpu, findings: list[Finding]) -> Markup:
-    state, word = _state(gpu, findings)
-    users = list(dict.fromkeys(h.user for h in _holders(gpu.all_processes())))
-    slots = [("held" if d.process_count != 0 else "free", slices(d.profile),
-              f"#{d.index}: " + ", ".join(dict.fromkeys(h.user for h in _holders(d.processes or ())))
-              if d.process_count else f"#{d.index}: free")
+def _who(processes: list[GpuProcess] | None, claim: Claim | None) -> str:
+    users = list(dict.fromkeys(h.user for h in _holders(processes or ())))
+    return ", ".join(users) or (claimant(claim) if claim else "")
+
+
+def _overview_cell(gpu: Gpu, findings: list[Finding], claims: _Claims) -> Markup:
+    state, word = _state(gpu, findings, claims)
+    slots = [(_device_state(d, claims), slices(d.profile),
+              f"#{d.index}: " + (_who(d.processes, claims.of(d.uuid)) or "free"))
              for d in (gpu.mig.devices if gpu.mig is not None and gpu.mig.enabled else ())]
     memory = None if gpu.lost else memory_short(gpu)
-    return cell(str(gpu.index), state, word, ", ".join(users) or None, memory, slots,
-                title=gpu.name, href=f"#gpu-{gpu.index}")
+    return cell(str(gpu.index), state, word, _who(gpu.all_processes(), claims.of(gpu.uuid)) or None,
+                memory, slots, title=gpu.name, href=f"#gpu-{gpu.index}")
 
 
-def _card(gpu: Gpu, findings: list[Finding]) -> Markup:
+def _card(gpu: Gpu, findings: list[Finding], claims: _Claims) -> Markup:
     worst = findings[0] if findings else None
     severity = worst.severity if worst else Severity.OK
     words = LABELS[worst.rule](worst) if worst and worst.rule in LABELS else (
         worst.message if worst else "ok")
-    free = _is_free(gpu)
-    state = "lost" if gpu.lost else "free" if free else "held"
+    state, _ = _state(gpu, findings, claims)
     head = el("div", el("span", str(gpu.index), cls="idx"),
               el("span", short_name(gpu.name), cls="name", title=f"{gpu.name or NA} · {gpu.uuid or NA}"),
               el("span", words, cls="badge " + _SEVERITY_CLASS[severity], title=worst.message if worst else None),
@@ -193,24 +219,26 @@ def _card(gpu: Gpu, findings: list[Finding]) -> Markup:
     mig = gpu.mig is not None and gpu.mig.enabled
     facts = [or_na(gpu.temperature_celsius, celsius).replace(NA, "temperature n/a"), _power(gpu),
              _plural(gpu.process_count, "proc")]
+    claim = claims.of(gpu.uuid)
     rows = [
         # NVML has no utilization of a GPU in MIG mode before Hopper's GPM: no empty bar.
         None if mig else
         _meter("Util", gpu.utilization_gpu_ratio, or_na(gpu.utilization_gpu_ratio, percent), 1.0),
         _meter("Memory", _ratio(gpu.memory_used_bytes, gpu.memory_total_bytes), memory_short(gpu), 0.95),
         el("p", " · ".join(["MIG mode", *facts] if mig else facts), cls="line"),
+        claim_note(claim, claims.now) if claim else None,
     ]
     if mig:
         assert gpu.mig is not None
-        rows += [_mig_device(device) for device in gpu.mig.devices]
+        rows += [_mig_device(device, claims) for device in gpu.mig.devices]
         if not gpu.mig.devices:
             rows.append(el("p", "MIG is on and no instance exists: it runs no work", cls="note"))
         free = [f"{c.profile} ×{c.instances_free}" for c in gpu.mig.capacity or () if c.instances_free]
         if free:
             rows.append(el("p", "Can still create: " + ", ".join(free), cls="note"))
-    elif free:
+    elif state == "free":
         rows.append(el("p", el("span", "Free", cls="free-word"), ": no process on it", cls="note"))
-    else:
+    elif state != "claimed":
         rows.append(_holder_list(gpu.processes, gpu.process_count))
     return el("article", head, *rows, cls=classes, id=f"gpu-{gpu.index}")
 
@@ -292,7 +320,7 @@ def _health(snapshot: Snapshot, findings: list[Finding]) -> Markup:
     return el("section", el("h2", "Health", id="health"), el("ul", *items, cls="findings"))
 
 
-def _gpus(snapshot: Snapshot, findings: list[Finding]) -> Markup:
+def _gpus(snapshot: Snapshot, findings: list[Finding], claims: _Claims) -> Markup:
     system = snapshot.gpu
     if system is None:
         return el("p", "GPU collection is switched off.", cls="note")
@@ -304,15 +332,16 @@ def _gpus(snapshot: Snapshot, findings: list[Finding]) -> Markup:
     for finding in findings:
         by_gpu.setdefault(finding.subject, []).append(finding)
     of = [(gpu, by_gpu.get(f"gpu {gpu.index}", [])) for gpu in system.gpus]
-    return join([el("ol", *(_overview_cell(gpu, found) for gpu, found in of), cls="cells overview"),
-                 el("div", *(_card(gpu, found) for gpu, found in of), cls="cards")])
+    return join([el("ol", *(_overview_cell(gpu, found, claims) for gpu, found in of),
+                    cls="cells overview"),
+                 el("div", *(_card(gpu, found, claims) for gpu, found in of), cls="cards")])
 
 
-def _title(snapshot: Snapshot) -> str:
+def _title(snapshot: Snapshot, claims: _Claims) -> str:
     system = snapshot.gpu
     if system is None or system.status != "ok" or not system.gpus:
         return f"{snapshot.host.hostname} · hwinfo"
-    free = sum(_is_free(gpu) for gpu in system.gpus)
+    free = sum(_is_free(gpu, claims) for gpu in system.gpus)
     return f"{snapshot.host.hostname} · {free} of {len(system.gpus)} GPUs free · hwinfo"
 
 
@@ -333,12 +362,14 @@ def render_machine(snapshot: Snapshot | None, reading: Reading) -> bytes:
                         header=header, footer=_footer(reading))
     host = snapshot.host
     findings = evaluate(snapshot, Thresholds(), now=reading.now)
+    claims = _Claims(snapshot.claims, reading.now)
     header = el("header", el("h1", host.hostname),
                 el("span", " · ".join((host.os_name or NA, f"kernel {host.kernel_release or NA}",
                                        f"up {or_na(host.uptime_seconds, duration)}")), cls="meta"),
                 _reading_line(snapshot, reading, findings), cls="top")
     live = el("div", el("section", _summary(snapshot)),
-              el("section", el("h2", "GPUs"), _gpus(snapshot, findings)),
+              el("section", el("h2", "GPUs"), _gpus(snapshot, findings, claims)),
+              claims_section(snapshot.claims, snapshot.gpu, reading.now),
               _users(snapshot), _health(snapshot, findings), id="live", data_live=True)
-    return document(_title(snapshot), live, reading.refresh_seconds, header=header,
+    return document(_title(snapshot, claims), live, reading.refresh_seconds, header=header,
                     footer=_footer(reading))

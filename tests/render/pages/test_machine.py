@@ -12,6 +12,7 @@ from fixtures.simulated import simulated_snapshot, simulated_system
 from hwinfo.health.evaluate import evaluate
 from hwinfo.health.findings import Severity
 from hwinfo.health.thresholds import Thresholds
+from hwinfo.model.claims import Claim, Claims, Request, Waiter
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import STALE, SourceState
 from hwinfo.render.html.machine import Reading, render_machine
@@ -142,3 +143,51 @@ def test_before_the_first_sample_the_page_says_it_waits() -> None:
 def test_no_driver_is_said_in_the_gpu_section() -> None:
     root = _page(simulated_snapshot("no-driver"))
     assert not root.find_all("article") and root.find_all("p", "error")
+
+
+def _claims(snapshot: Snapshot, gpu_uuids: list[str], mig_uuids: list[str]) -> Snapshot:
+    request = Request(1, None, None, False)
+    at = snapshot.timestamp_seconds
+    claims = Claims("/run/hwinfo/claims", True, claims=[
+        Claim(gpu_uuids, IMG, 1000, 77, at - 600, TAG, None, request),
+        Claim(mig_uuids, "bob", 1001, 78, at - 60, "jupyter", "jupyter lab --port 8888", request)],
+        waiters=[Waiter(1, "cy", 1002, 79, at - 30, "python", None, Request(2, 40 * 2**30, None, False))],
+        ignored=["x.claim: not a claim (garbage)"])
+    return dataclasses.replace(snapshot, claims=claims)
+
+
+def test_claims_of_hwinfo_run_and_the_line(tmp_path: Path) -> None:
+    snapshot = simulated_snapshot(_scenario(tmp_path, [
+        {"board": "A100-SXM4-80GB", "processes": []},
+        {"board": "A100-SXM4-80GB", "processes": []},
+        {"board": "A100-SXM4-80GB", "mig": {"enabled": True, "gpu_instances": [
+            {"profile": "3g.40gb", "start": 4, "id": 1}, {"profile": "1g.10gb", "start": 0, "id": 9}]},
+         "processes": []},
+    ]))
+    assert snapshot.gpu is not None
+    gpus = snapshot.gpu.gpus
+    mig = gpus[2].mig.devices  # type: ignore[union-attr]
+    root = _page(_claims(snapshot, [gpus[1].uuid], [mig[0].uuid]))  # type: ignore[list-item]
+    cells = root.find_all("li", "cell")
+    assert [(c.classes - {"cell"}, c.find_all(cls="s")[0].text()) for c in cells] == [
+        ({"free"}, "free"), ({"claimed"}, "claimed"), ({"held"}, "MIG")]
+    assert cells[1].find_all(cls="h")[0].text() == IMG
+    assert [(s.classes - {"slot"}) for s in cells[2].find_all(cls="slot")] == [{"claimed"}, {"free"}]
+    card = root.by_id("gpu-1")
+    assert "claimed" in card.classes and "Free" not in card.text()
+    assert f"claimed by {IMG} for {TAG}, for 10 min" in card.text()
+    assert "claimed by bob for jupyter" in root.by_id("gpu-2").find_all("div", "mig")[0].text()
+    assert root.find_all("title")[0].text().endswith("· 1 of 3 GPUs free · hwinfo")
+    (section,) = [s for s in root.find_all("section") if "claims and the line" in s.text()]
+    rows = [[td.text() for td in tr.find_all("td")] for tr in section.find_all("tbody")[0].find_all("tr")]
+    assert rows == [["GPU 1", IMG, "for 10 min", TAG],
+                    [f"GPU 2 MIG {mig[0].index} (3g.40gb)", "bob", "for 1 min", "jupyter lab --port 8888"]]
+    assert section.find_all("ol", "waiters")[0].text() == \
+        "cy: 2 GPUs with 40.0 GiB free, python, waiting for 31 s"  # the page is made 1 s after
+    assert "x.claim: not a claim (garbage)" in section.text()
+    assert not root.find_all("img")
+
+
+def test_no_claims_no_section() -> None:
+    root = _page(simulated_snapshot("cloud-t4"))
+    assert "claims and the line" not in root.text()
