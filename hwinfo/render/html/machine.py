@@ -23,9 +23,10 @@ from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import OK
 from hwinfo.render.html.claims import claim_note, claimant, claims_section
 from hwinfo.render.html.page import Markup, bar, cell, document, el, join, raw
-from hwinfo.render.text.brief import cpu_text, memory_text
+from hwinfo.render.text.brief import cpu_text, memory_text, network_text, storage_text
 from hwinfo.render.text.gpu import memory_short, short_name, used_of
 from hwinfo.render.text.gpu_processes import process_owner, user_totals
+from hwinfo.render.text.style import Style
 from hwinfo.render.units import NA, celsius, duration, or_na, percent, size, watts
 
 # Holders listed per GPU or MIG device, most memory first; the rest are counted.
@@ -290,7 +291,13 @@ def _summary(snapshot: Snapshot) -> Markup:
     else:
         gpus = (f"{len(system.gpus)} · driver {system.driver_version or NA} · "
                 f"CUDA {system.cuda_driver_version or NA}")
-    rows = (("CPU", cpu_text(snapshot.cpu)), ("Memory", memory_text(snapshot.memory)), ("GPUs", gpus))
+    rows = [("CPU", cpu_text(snapshot.cpu)), ("Memory", memory_text(snapshot.memory))]
+    # As the brief: an older daemon's document (report --from) has neither.
+    if snapshot.storage is not None or snapshot.source("storage") is not None:
+        rows.append(("Disks", storage_text(snapshot.storage, Style())))
+    if snapshot.network is not None or snapshot.source("network") is not None:
+        rows.append(("Network", network_text(snapshot.network)))
+    rows.append(("GPUs", gpus))
     return el("dl", *(part for k, v in rows for part in (el("dt", k), el("dd", v))), cls="facts")
 
 

@@ -85,9 +85,10 @@ def _count_of(things: dict[str, list[int]]) -> list[str]:
     return [f"{len(sizes)} × {name} {size(sum(sizes))}" for name, sizes in ranked]
 
 
-def _storage_line(storage: Storage | None, style: Style) -> str:
+def storage_text(storage: Storage | None, style: Style) -> str:
+    """The disks in a line: how many of each kind, degraded arrays, the fullest filesystem."""
     if storage is None:
-        return f"Disk  {NA}"
+        return NA
     kinds: dict[str, list[int]] = {}
     for disk in storage.disks:
         if disk.size_bytes:  # an empty slot (a card reader, an unset zram) holds no data
@@ -99,12 +100,13 @@ def _storage_line(storage: Storage | None, style: Style) -> str:
     if shares:
         fullest, where = max(shares)
         parts.append(f"fullest {where} {percent(fullest)}")
-    return "Disk  " + _SEP.join(parts)
+    return _SEP.join(parts)
 
 
-def _network_line(network: Network | None) -> str:
+def network_text(network: Network | None) -> str:
+    """The network in a line: interfaces up and their speeds, RDMA ports active."""
     if network is None:
-        return f"Net   {NA}"
+        return NA
     backed = {p.netdev for d in network.rdma_devices for p in d.ports}
     # What the machine talks over: interfaces up that are not in a bond and not an RDMA port's.
     parts = [f"{i.name} " + ("up" if i.speed_bytes_per_second is None
@@ -124,7 +126,7 @@ def _network_line(network: Network | None) -> str:
         speeds = "/".join(or_na(r, link_rate) for r in sorted(set(active), key=lambda r: -(r or 0)))
         parts.append(f"{layer} {len(active)} of {len(rates)} active"
                      + (f" ({speeds})" if active else ""))
-    return "Net   " + (_SEP.join(parts) or "no interface up")
+    return _SEP.join(parts) or "no interface up"
 
 
 def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
@@ -140,9 +142,9 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
     ]
     # Documents of an hwinfo that read no disks or network (--from an older daemon) lack both.
     if snapshot.storage is not None or snapshot.source("storage") is not None:
-        out.append(_clip(_storage_line(snapshot.storage, style)))
+        out.append(_clip(f"Disk  {storage_text(snapshot.storage, style)}"))
     if snapshot.network is not None or snapshot.source("network") is not None:
-        out.append(_clip(_network_line(snapshot.network)))
+        out.append(_clip(f"Net   {network_text(snapshot.network)}"))
     # Failed sources matter more than who is on the GPUs: their lines are counted first, so
     # the users give way ("+N more users") and the brief keeps its height.
     errors = [style.warn(_clip(f"{error.source}: collection failed: {error.message}"))

@@ -16,6 +16,8 @@ from hwinfo.model.claims import Claim, Claims, Request, Waiter
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import STALE, SourceState
 from hwinfo.render.html.machine import Reading, render_machine
+from hwinfo.render.text.brief import render_brief
+from hwinfo.render.text.style import Style
 from hwinfo.render.units import size
 from tests.render.pages.dom import Node, parse
 
@@ -191,3 +193,17 @@ def test_claims_of_hwinfo_run_and_the_line(tmp_path: Path) -> None:
 def test_no_claims_no_section() -> None:
     root = _page(simulated_snapshot("cloud-t4"))
     assert "claims and the line" not in root.text()
+
+
+def test_the_facts_are_the_briefs() -> None:
+    snapshot = simulated_snapshot("dgx-a100-mig")
+    root = _page(snapshot)
+    facts = dict(zip((dt.text() for dt in root.find_all("dt")),
+                     (dd.text() for dd in root.find_all("dd")), strict=True))
+    brief = {line[:6].strip(): line[6:] for line in render_brief(snapshot, Style()).splitlines()
+             if line[:6] in ("CPU   ", "Mem   ", "Disk  ", "Net   ")}
+    assert list(facts) == ["CPU", "Memory", "Disks", "Network", "GPUs"]
+    for label, short in (("CPU", "CPU"), ("Memory", "Mem"), ("Disks", "Disk"), ("Network", "Net")):
+        # The brief cuts a line at 80 columns with a mark; the page does not cut.
+        assert facts[label].startswith(brief[short].removesuffix("…")), label
+    assert facts["GPUs"] == "8 · driver 550.54.15 · CUDA 12.4"
