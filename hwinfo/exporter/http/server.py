@@ -1,0 +1,672 @@
+"""The exporter's HTTP/1.1 server: one event loop, h11 for the protocol, threads for the rest.
+
+The thread that calls serve_forever() runs an event loop (selectors) that owns every
+connection (connection.py: a socket and its h11.Connection) and does all of their I/O, so
+slow, silent or flooding clients cost a file descriptor and a little memory, never a thread.
+Work that takes time goes to threads that never touch a socket and hand their result back:
+- a fixed pool of workers calls the route's handler, a function of the request; a request
+  that finds every worker busy waits at most Limits.queue_wait, then is answered 503;
+- password checks that need bcrypt go to the auth gate's bounded queue (auth.py);
+- TLS handshake steps go to a thread of their own (handshake.py);
+- a web config reload reads its files on a thread of its own (reload.py).
+Clients that were served go first in each turn of the loop and in the handshake queue.
+The thread count is 1 + Limits.workers (+ 1 for bcrypt, + 1 for TLS, + 1 while the web config
+is reloaded) whatever the clients do, and shutdown() ends serve_forever() within _STOP_GRACE.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import heapq
+import queue
+import re
+import selectors
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from typing import Any
+
+from hwinfo.exporter.auth import AuthGate, BasicAuth, Verdict, client_of
+from hwinfo.exporter.http.connection import Closed, Connection, Phase
+from hwinfo.exporter.http.handshake import Handshakes
+from hwinfo.exporter.http.message import (
+    BadRequest,
+    Handler,
+    Limits,
+    Request,
+    Response,
+    has_body,
+    plain,
+)
+from hwinfo.exporter.http.reload import Reloader
+from hwinfo.exporter.throttled_log import ThrottledLog
+from hwinfo.exporter.webconfig import WebConfig
+from hwinfo.logs import get_logger
+
+logger = get_logger(__name__)
+
+_SWEEP_INTERVAL = 0.25  # seconds between looks for timed-out connections
+_ACCEPTS = 256  # new connections taken in one turn at most: the others get their turn too
+# After its last answer on a plain connection, the server stops sending and reads (and
+# drops) what the client still sends, for a moment: see Connection.half_close.
+_LINGER_SECONDS = 0.5
+_LINGER_BYTES = 65536
+_STOP_GRACE = 0.25  # seconds that answers under way may take once shutdown() is called
+_CLIENTS_KEPT = 4096  # clients remembered as served, for their priority
+# What a Go server answers to plain HTTP on a TLS port (net/http), word for word.
+_PLAIN_TO_TLS = b"Client sent an HTTP request to an HTTPS server.\n"
+_UNAUTHORIZED = Response(
+    HTTPStatus.UNAUTHORIZED, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="hwinfo"'}
+)
+_TOKEN_START = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]")
+_LISTENER = object()
+_WAKE = object()
+
+
+class ServerError(Exception):
+    """The server cannot start; str() is one line for a person."""
+
+
+class Server:
+    """Serves routes (exact paths) over HTTP/1.1, with TLS and basic auth from a web config.
+
+    The socket is bound by the constructor (port 0 picks a free port: see `address`).
+    serve_forever() runs until shutdown(); it can be run once.
+    """
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        routes: Mapping[str, Handler],
+        web_config: WebConfig | None = None,
+        limits: Limits = Limits(),
+    ) -> None:
+        self._routes = dict(routes)
+        self._limits = limits
+        self._listener = listen(*address)
+        self.address: tuple[str, int] = self._listener.getsockname()[:2]
+        self._log = ThrottledLog(logger)
+        self._auth = BasicAuth({})
+        self._gate: AuthGate[tuple[Connection, Request]] = AuthGate(
+            self._auth, lambda item, ok: self._post(self._checked, *item, ok), limits.auth
+        )
+        self._handshakes = Handshakes(lambda conn, outcome: self._post(self._stepped, conn,
+                                                                       outcome))
+        self._tls: ssl.SSLContext | None = None
+        self._headers: tuple[tuple[str, str], ...] = ()
+        self._notes: frozenset[str] = frozenset()
+        if web_config is not None:
+            self._apply(web_config)
+        self._reloader = Reloader(web_config, self._wake)
+        self._selector = selectors.DefaultSelector()
+        self._wake_in, self._wake_out = socket.socketpair()
+        for sock in (self._listener, self._wake_in, self._wake_out):
+            sock.setblocking(False)
+        self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
+        self._selector.register(self._wake_in, selectors.EVENT_READ, _WAKE)
+        # Loop-owned: every open connection, requests waiting for a worker, busy workers, and
+        # the clients served lately (the most recent last).
+        self._conns: set[Connection] = set()
+        self._waiting: collections.deque[tuple[Connection, Request, float]] = collections.deque()
+        self._busy = 0
+        self._served: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._next_sweep = 0.0
+        # What the other threads hand back to the loop: a method and its arguments.
+        self._inbox: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]]] = (
+            queue.SimpleQueue()
+        )
+        self._jobs: queue.SimpleQueue[tuple[Connection, Request] | None] = queue.SimpleQueue()
+        self._workers: list[threading.Thread] = []
+        self._stopping = False
+        self._closed = False
+
+    def serve_forever(self) -> None:
+        """Serve until shutdown(); then finish what is under way (briefly) and close."""
+        self._workers = [
+            threading.Thread(target=self._work, name=f"hwinfo-http-{n}", daemon=True)
+            for n in range(self._limits.workers)
+        ]
+        for worker in self._workers:
+            worker.start()
+        try:
+            while not self._stopping:
+                self._turn()
+            self._wind_down()
+        finally:
+            self._stop()
+
+    def shutdown(self) -> None:
+        """Ask serve_forever() to return soon; safe from a signal handler and from any thread."""
+        self._stopping = True
+        self._wake()
+
+    def reload(self) -> None:
+        """Load the web config again now, as when its file changes; safe from a signal handler."""
+        self._reloader.request()
+        self._wake()
+
+    def close(self) -> None:
+        """Release the socket of a server that will not serve (serve_forever() does it too)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._gate.close()
+        self._selector.close()
+        for sock in (self._listener, self._wake_in, self._wake_out):
+            sock.close()
+
+    # The event loop.
+
+    def _turn(self) -> None:
+        """Wait for sockets (or other threads) and act on what is ready; never raises."""
+        try:
+            timeout = _SWEEP_INTERVAL
+            if self._waiting:
+                timeout = min(timeout, max(0.0, self._waiting[0][2] - time.monotonic()))
+            ready = []
+            for key, _ in self._selector.select(timeout):
+                if key.data is _LISTENER:
+                    self._accept()
+                elif key.data is _WAKE:
+                    self._drain_wake()
+                else:
+                    ready.append(key.data)
+            # Served clients first: however many connections an attacker opens, they do not
+            # stand between a scraper and the loop. (sort is stable: the rest keep their order.)
+            ready.sort(key=lambda conn: not conn.trusted)
+            for conn in ready:
+                self._guarded(conn, self._on_ready)
+            self._take_inbox()
+            self._dispatch()
+            now = time.monotonic()
+            if now >= self._next_sweep:
+                self._next_sweep = now + _SWEEP_INTERVAL
+                self._sweep(now)
+            if (config := self._reloader.poll(now)) is not None:
+                self._apply(config)
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one turn, not the exporter
+            self._log.warning("loop", "error in the HTTP server loop: %r", exc, exc_info=True)
+
+    def _guarded(self, conn: Connection, step: Callable[..., None], *args: Any) -> None:
+        """Run one step for a connection; a bug costs that connection a 500, never the loop."""
+        if conn.closed:
+            return  # closed earlier in the same turn (evicted to admit another)
+        try:
+            step(conn, *args)
+        except Exception as exc:  # noqa: BLE001 - logged, throttled: clients can provoke it
+            self._log.warning("connection", "error on a connection from %s: %r", conn.peer, exc,
+                              exc_info=True)
+            if not conn.closed and conn.answered_nothing():
+                try:
+                    self._answer(conn, None, plain(HTTPStatus.INTERNAL_SERVER_ERROR), False)
+                    return
+                except Exception:  # noqa: BLE001 - already logged; closing is all that is left
+                    pass
+            self._close(conn)
+
+    def _on_ready(self, conn: Connection) -> None:
+        phase = conn.phase
+        if phase is Phase.READ:
+            self._read(conn)
+        elif phase is Phase.WRITE:
+            self._write(conn)
+        elif phase is Phase.HANDSHAKE:
+            self._handshake(conn)
+        elif phase is Phase.PEEK:
+            self._peek(conn)
+        elif phase is Phase.PAUSED:
+            self._wait_out(conn)
+        elif phase is Phase.LINGER:
+            self._drain(conn)
+
+    def _accept(self) -> None:
+        for _ in range(_ACCEPTS):
+            try:
+                sock, address = self._listener.accept()
+            except (BlockingIOError, ConnectionAbortedError):
+                return
+            except OSError as exc:
+                # Out of file descriptors: the listener stays readable, so pause a little
+                # rather than spin; the sweep frees descriptors as connections time out.
+                self._log.warning("accept", "cannot accept connections: %s", exc.strerror or exc)
+                time.sleep(0.1)
+                return
+            self._admit(sock, _peer(address))
+
+    def _admit(self, sock: socket.socket, peer: str) -> None:
+        if len(self._conns) >= self._limits.connections and not self._make_room(peer):
+            sock.close()
+            return
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as exc:  # the client is already gone
+            logger.debug("%s: %s", peer, exc)
+            sock.close()
+            return
+        conn = Connection(sock, peer, client_of(peer), self._limits, time.monotonic())
+        conn.trusted = conn.client in self._served
+        conn.phase = Phase.PEEK if self._tls is not None else Phase.READ
+        self._conns.add(conn)
+        self._watch(conn, selectors.EVENT_READ)
+
+    def _make_room(self, peer: str) -> bool:
+        """Close the connections quiet longest to admit one more; False if all are busy."""
+        idle = [c for c in self._conns if c.phase is not Phase.AWAY]
+        if not idle:
+            self._log.warning(
+                "refused", "%d connections open, all of them busy: refusing new ones (%s)",
+                self._limits.connections, peer,
+            )  # fmt: skip
+            return False
+        # Those of clients never served first, 1/64 of the limit at a time, so that a stream
+        # of new connections does not pay for a scan each; a served one only if no other can.
+        strangers = [c for c in idle if not c.trusted]
+        batch = max(1, self._limits.connections // 64) if strangers else 1
+        quiet = heapq.nsmallest(batch, strangers or idle, key=lambda c: c.last_active)
+        self._log.warning(
+            "evicted", "%d connections open: closed the %d quiet longest (from %s, %s, "
+            "quiet %.0f s) for %s", self._limits.connections, len(quiet), quiet[0].peer,
+            quiet[0].phase.value, time.monotonic() - quiet[0].last_active, peer,
+        )  # fmt: skip
+        for conn in quiet:
+            self._close(conn)
+        return True
+
+    # TLS
+
+    def _peek(self, conn: Connection) -> None:
+        """On a TLS port: start the handshake, or tell a plain-HTTP client what is wrong."""
+        first = conn.first_byte()
+        if first is None:
+            return
+        if not first:
+            self._close(conn)
+        elif conn.is_tls(first):
+            self._unwatch(conn)  # the wrapped socket is a new object to the selector
+            assert self._tls is not None
+            conn.start_tls(self._tls)
+            self._handshake(conn)
+        elif _TOKEN_START.match(first):  # a request line's method
+            self._answer(conn, None, Response(HTTPStatus.BAD_REQUEST, _PLAIN_TO_TLS), False)
+        else:
+            self._drop(conn, "neither TLS nor HTTP")
+
+    def _handshake(self, conn: Connection) -> None:
+        self._unwatch(conn)
+        conn.phase = Phase.AWAY
+        self._handshakes.submit(conn)
+
+    def _stepped(self, conn: Connection, outcome: int | OSError) -> None:
+        """A handshake step's outcome, from the handshake thread."""
+        if isinstance(outcome, OSError):
+            self._drop(conn, f"TLS handshake failed: {outcome}")
+        elif outcome:
+            conn.phase = Phase.HANDSHAKE
+            self._watch(conn, outcome)
+        else:
+            conn.phase = Phase.READ
+            self._read(conn)
+
+    # Reading and judging requests.
+
+    def _read(self, conn: Connection) -> None:
+        """Take what the client sent, then act on it once a request is complete."""
+        if self._receive(conn):
+            self._advance(conn)
+        else:
+            self._watch(conn, conn.wants)
+
+    def _receive(self, conn: Connection) -> bool:
+        """Whether the client sent something (or closed); closes a broken connection."""
+        try:
+            got = conn.receive(self._limits.head_bytes)
+        except OSError as exc:
+            self._drop(conn, f"read failed: {exc}")
+            return False
+        if got:
+            now = time.monotonic()
+            # From its first byte a request head has head_timeout to arrive, however long
+            # the connection was allowed to stay idle before.
+            conn.deadline = min(conn.deadline, now + self._limits.head_timeout)
+            conn.last_active = now
+        return got
+
+    def _advance(self, conn: Connection) -> None:
+        """Judge the connection's complete request: answer it now, or pass it on."""
+        try:
+            request = conn.next_request(self._limits)
+        except BadRequest as exc:
+            logger.debug("%s: %d %s", conn.peer, exc.status, exc)
+            self._answer(conn, None, Response(exc.status) if exc.head_only else plain(exc.status),
+                         False)
+            return
+        except Closed:
+            self._close(conn)
+            return
+        if request is None:
+            self._watch(conn, conn.wants)
+            return
+        if not self._auth.enabled:
+            self._queue(conn, request)
+            return
+        self._unwatch(conn)
+        conn.phase = Phase.AWAY
+        admission = self._gate.admit(request.headers.get("authorization"), conn.client,
+                                     (conn, request))
+        if admission.verdict is Verdict.ALLOW:
+            self._queue(conn, request)
+        elif admission.verdict is Verdict.DENY:
+            self._answer(conn, request, _UNAUTHORIZED, True)
+        elif admission.verdict is not Verdict.QUEUED:
+            self._retry_later(conn, request, admission.verdict is Verdict.LIMITED,
+                              admission.retry_after)
+
+    def _checked(self, conn: Connection, request: Request, ok: bool | None) -> None:
+        """The auth gate's verdict on a request that needed bcrypt; None: not checked, its
+        place given to a client that asked less."""
+        if ok:
+            self._queue(conn, request)
+        elif ok is None:
+            self._retry_later(conn, request, False, 1)
+        else:
+            self._answer(conn, request, _UNAUTHORIZED, True)
+
+    def _retry_later(self, conn: Connection, request: Request, limited: bool,
+                     seconds: int) -> None:
+        """429 (this client is over its share) or 503 (the password checks are full)."""
+        status = HTTPStatus.TOO_MANY_REQUESTS if limited else HTTPStatus.SERVICE_UNAVAILABLE
+        if not limited:
+            self._log.warning("auth-busy", "too many password checks waiting: answering 503")
+        # Answered at once, but its next request is not read before Retry-After: a client
+        # that asks again at once gets its answers no faster, and costs the loop nothing.
+        conn.resume_at = time.monotonic() + seconds
+        self._answer(conn, request, _retry_later(status, seconds), True)
+
+    # Workers.
+
+    def _queue(self, conn: Connection, request: Request) -> None:
+        self._unwatch(conn)
+        conn.phase = Phase.AWAY
+        self._waiting.append((conn, request, time.monotonic() + self._limits.queue_wait))
+        self._dispatch()  # now, not after the rest of this turn's clients
+
+    def _dispatch(self) -> None:
+        """Hand waiting requests to free workers; answer 503 to those that waited too long."""
+        now = time.monotonic()
+        while self._waiting:
+            conn, request, deadline = self._waiting[0]
+            if conn.closed:
+                self._waiting.popleft()
+            elif self._busy < self._limits.workers:
+                self._waiting.popleft()
+                self._busy += 1
+                self._jobs.put((conn, request))
+            elif deadline <= now:
+                self._waiting.popleft()
+                self._log.warning(
+                    "overload", "all %d workers busy for %.1f s: answering 503",
+                    self._limits.workers, self._limits.queue_wait,
+                )  # fmt: skip
+                self._guarded(conn, self._answer, request,
+                              plain(HTTPStatus.SERVICE_UNAVAILABLE), False)
+            else:
+                return
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            conn, request = job
+            self._post(self._answered, conn, request, self._respond(request))
+
+    def _respond(self, request: Request) -> Response:
+        """The route's answer to a request; on a worker's thread."""
+        handler = self._routes.get(request.path)
+        if handler is None:
+            return plain(HTTPStatus.NOT_FOUND)
+        if request.method not in ("GET", "HEAD"):
+            return plain(HTTPStatus.METHOD_NOT_ALLOWED, {"Allow": "GET, HEAD"})
+        try:
+            response = handler(request)
+            if not isinstance(response, Response):
+                raise TypeError(f"handler returned {type(response).__name__}, not a Response")
+        except Exception as exc:  # noqa: BLE001 - logged, throttled: clients can provoke it
+            # One kind per route: the routes are the server's own, so the kinds are bounded.
+            self._log.warning("handler " + request.path, "handler for %s failed: %r",
+                              request.path, exc, exc_info=True)
+            return plain(HTTPStatus.INTERNAL_SERVER_ERROR)
+        return response
+
+    def _answered(self, conn: Connection, request: Request, response: Response) -> None:
+        """A worker's answer, back on the loop."""
+        self._busy -= 1
+        if conn.closed:
+            return
+        if 200 <= response.status < 300:
+            self._served[conn.client] = None
+            self._served.move_to_end(conn.client)
+            while len(self._served) > _CLIENTS_KEPT:
+                self._served.popitem(last=False)
+            conn.trusted = True
+        self._answer(conn, request, response, True)
+
+    # Writing.
+
+    def _answer(self, conn: Connection, request: Request | None, response: Response,
+                keep_alive: bool) -> None:
+        """Send an answer; keep_alive False ends the connection after it. h11 has the last
+        word: it ends it too where the client asked (or HTTP/1.0 needs) that."""
+        keep_alive = keep_alive and not self._stopping and not (request and has_body(request))
+        conn.prepare(request, response, keep_alive, self._headers)
+        conn.write_deadline = time.monotonic() + self._limits.write_timeout
+        self._write(conn)
+
+    def _write(self, conn: Connection) -> None:
+        try:
+            conn.flush()
+        except OSError as exc:
+            self._drop(conn, f"write failed: {exc}")
+            return
+        conn.last_active = time.monotonic()
+        if conn.output:
+            conn.phase = Phase.WRITE
+            conn.deadline = conn.write_deadline
+            self._watch(conn, conn.wants)
+        elif self._stopping or not conn.next_cycle():
+            self._linger(conn)
+        elif conn.resume_at > conn.last_active:
+            conn.phase = Phase.PAUSED
+            conn.deadline = conn.resume_at
+            # Still watched, so that a client that hangs up is let go at once.
+            self._watch(conn, selectors.EVENT_READ)
+        else:
+            self._resume(conn)
+
+    def _resume(self, conn: Connection) -> None:
+        """Wait for the next request; serve one the client already sent in this turn still."""
+        now = time.monotonic()
+        conn.phase = Phase.READ
+        conn.deadline = now + (self._limits.head_timeout if conn.unparsed
+                               else self._limits.idle_timeout)
+        # Through the inbox, not called: a client that pipelined a thousand requests answered
+        # at once (401) would otherwise recurse a thousand levels deep.
+        self._inbox.put((self._advance_reading, (conn,)))
+
+    def _advance_reading(self, conn: Connection) -> None:
+        if conn.phase is Phase.READ:  # not taken by a read in the meantime
+            self._advance(conn)
+
+    def _wait_out(self, conn: Connection) -> None:
+        """While paused: notice a client that leaves; keep what it sends for later."""
+        if not self._receive(conn) or conn.closed:
+            return
+        if conn.eof:
+            self._close(conn)
+        elif len(conn.unparsed) > self._limits.head_bytes:
+            self._unwatch(conn)  # enough to act on when the pause ends; the rest can wait
+
+    def _linger(self, conn: Connection) -> None:
+        """Close after the last answer; on plain TCP, half-close first and drain the input."""
+        if not conn.half_close():
+            self._close(conn)
+            return
+        conn.phase = Phase.LINGER
+        conn.deadline = time.monotonic() + _LINGER_SECONDS
+        self._watch(conn, selectors.EVENT_READ)
+
+    def _drain(self, conn: Connection) -> None:
+        if conn.drain() == 0 or conn.drained > _LINGER_BYTES:
+            self._close(conn)
+
+    # Bookkeeping.
+
+    def _sweep(self, now: float) -> None:
+        for conn in [c for c in self._conns if c.phase is not Phase.AWAY and c.deadline <= now]:
+            if conn.phase is Phase.PAUSED:
+                self._guarded(conn, self._resume)  # its time out is over
+            elif conn.phase is Phase.READ and not conn.unparsed:
+                self._close(conn)  # an idle keep-alive connection, expired
+            else:
+                self._drop(conn, f"timed out ({conn.phase.value})")
+
+    def _take_inbox(self) -> None:
+        while True:
+            try:
+                step, args = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            self._guarded(args[0], step, *args[1:])
+
+    def _post(self, step: Callable[..., None], *args: Any) -> None:
+        """Have the loop run step(*args) (a Connection first); for the other threads."""
+        self._inbox.put((step, args))
+        self._wake()
+
+    def _drop(self, conn: Connection, reason: str) -> None:
+        logger.debug("%s: dropped: %s", conn.peer, reason)
+        self._close(conn)
+
+    def _watch(self, conn: Connection, events: int) -> None:
+        if not conn.events:
+            self._selector.register(conn.sock, events, conn)
+        elif conn.events != events:
+            self._selector.modify(conn.sock, events, conn)
+        conn.events = events
+
+    def _unwatch(self, conn: Connection) -> None:
+        if conn.events:
+            self._selector.unregister(conn.sock)
+            conn.events = 0
+
+    def _close(self, conn: Connection) -> None:
+        if conn.closed:
+            return
+        self._unwatch(conn)
+        self._conns.discard(conn)
+        conn.closed = True
+        conn.sock.close()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_out.send(b"\0")
+        except OSError:
+            pass  # already awake (buffer full) or already closed
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._wake_in.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _wind_down(self) -> None:
+        """After shutdown(): no new connections, idle ones closed, answers under way given
+        _STOP_GRACE to go out."""
+        self._selector.unregister(self._listener)
+        for conn in self._handshakes.close(_STOP_GRACE):
+            self._close(conn)
+        deadline = time.monotonic() + _STOP_GRACE
+        while time.monotonic() < deadline:
+            for conn in [c for c in self._conns if c.phase in (Phase.READ, Phase.PAUSED,
+                                                               Phase.HANDSHAKE, Phase.PEEK)]:
+                self._close(conn)
+            if not any(c.phase in (Phase.AWAY, Phase.WRITE) for c in self._conns):
+                return
+            self._turn()
+
+    def _stop(self) -> None:
+        """Close every connection and stop the threads; none is waited for past _STOP_GRACE."""
+        self._handshakes.close(_STOP_GRACE)
+        for _ in self._workers:
+            self._jobs.put(None)
+        for conn in list(self._conns):
+            self._close(conn)
+        self._waiting.clear()
+        deadline = time.monotonic() + _STOP_GRACE
+        for worker in self._workers:  # daemon threads: one stuck in a handler is left behind
+            worker.join(max(0.0, deadline - time.monotonic()))
+        self.close()
+
+    # Web configuration.
+
+    def _apply(self, config: WebConfig) -> None:
+        """Start using a web configuration; new connections get its TLS settings."""
+        for note in config.notes:
+            if note not in self._notes:
+                logger.warning("%s", note)
+        self._notes = frozenset(config.notes)
+        self._tls = config.ssl_context
+        self._auth.update(config.users)
+        self._headers = tuple(config.headers.items())
+
+
+@functools.lru_cache(maxsize=64)  # asked for thousands of times a second in a flood
+def _retry_later(status: HTTPStatus, seconds: int) -> Response:
+    return plain(status, {"Retry-After": str(seconds)})
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on the first address of host that binds; ServerError otherwise."""
+    name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    shown = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+    if not 0 <= port <= 65535:
+        raise ServerError(f"cannot listen on {shown}: port out of range 0-65535")
+    try:
+        addresses = socket.getaddrinfo(
+            name or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ServerError(f"cannot listen on {shown}: {_reason(exc)}") from None
+    # No host means every interface: prefer IPv6 with IPv4 mapped in, as Go's servers do.
+    addresses.sort(key=lambda info: not name and info[0] != socket.AF_INET6)
+    error: OSError | None = None
+    for family, kind, proto, _, sockaddr in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and sockaddr[0] == "::":
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sock.bind(sockaddr)
+            sock.listen(socket.SOMAXCONN)  # bursts of new scrapers must not see SYNs dropped
+        except OSError as exc:
+            sock.close()
+            error = error or exc
+            continue
+        return sock
+    raise ServerError(f"cannot listen on {shown}: {_reason(error)}")
+
+
+def _reason(exc: BaseException | None) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _peer(address: tuple[str, int] | str) -> str:
+    if isinstance(address, str):
+        return address
+    host, port = address[:2]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
