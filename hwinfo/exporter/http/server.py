@@ -83,10 +83,10 @@ class Server:
         address: tuple[str, int],
         routes: Mapping[str, Handler],
         web_config: WebConfig | None = None,
-        limits: Limits = Limits(),
+        limits: Limits | None = None,
     ) -> None:
         self._routes = dict(routes)
-        self._limits = limits
+        self._limits = limits = limits or Limits()
         self._listener = listen(*address)
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self._log = ThrottledLog(logger)
@@ -109,7 +109,8 @@ class Server:
         self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
         self._selector.register(self._wake_in, selectors.EVENT_READ, _WAKE)
         # Loop-owned: every open connection, requests waiting for a worker, busy workers, and
-        # the clients served lately (the most recent last).
+        # the clients (addresses) served lately, the most recent last: their new connections
+        # go first too.
         self._conns: set[Connection] = set()
         self._waiting: collections.deque[tuple[Connection, Request, float]] = collections.deque()
         self._busy = 0
@@ -177,7 +178,7 @@ class Server:
                     ready.append(key.data)
             # Served clients first: however many connections an attacker opens, they do not
             # stand between a scraper and the loop. (sort is stable: the rest keep their order.)
-            ready.sort(key=lambda conn: not conn.trusted)
+            ready.sort(key=lambda conn: not (conn.trusted or conn.client in self._served))
             for conn in ready:
                 self._guarded(conn, self._on_ready)
             self._take_inbox()
@@ -204,8 +205,8 @@ class Server:
                 try:
                     self._answer(conn, None, plain(HTTPStatus.INTERNAL_SERVER_ERROR), False)
                     return
-                except Exception:  # noqa: BLE001 - already logged; closing is all that is left
-                    pass
+                except Exception as again:  # noqa: BLE001 - closing is all that is left
+                    logger.debug("%s: no 500 either: %r", conn.peer, again)
             self._close(conn)
 
     def _on_ready(self, conn: Connection) -> None:
@@ -249,7 +250,6 @@ class Server:
             sock.close()
             return
         conn = Connection(sock, peer, client_of(peer), self._limits, time.monotonic())
-        conn.trusted = conn.client in self._served
         conn.phase = Phase.PEEK if self._tls is not None else Phase.READ
         self._conns.add(conn)
         self._watch(conn, selectors.EVENT_READ)
@@ -299,7 +299,7 @@ class Server:
     def _handshake(self, conn: Connection) -> None:
         self._unwatch(conn)
         conn.phase = Phase.AWAY
-        self._handshakes.submit(conn)
+        self._handshakes.submit(conn, first=conn.client in self._served)
 
     def _stepped(self, conn: Connection, outcome: int | OSError) -> None:
         """A handshake step's outcome, from the handshake thread."""
