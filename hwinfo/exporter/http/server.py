@@ -50,6 +50,9 @@ from hwinfo.logs import get_logger
 logger = get_logger(__name__)
 
 _SWEEP_INTERVAL = 0.25  # seconds between looks for timed-out connections
+# The most one turn of the loop spends on connections of clients never served (TLS set-up,
+# wrong passwords), in seconds; the rest wait for the next turn.
+_STRANGERS_SLICE = 0.004
 _ACCEPTS = 256  # new connections taken in one turn at most: the others get their turn too
 # After its last answer on a plain connection, the server stops sending and reads (and
 # drops) what the client still sends, for a moment: see Connection.half_close.
@@ -115,11 +118,14 @@ class Server:
         self._waiting: collections.deque[tuple[Connection, Request, float]] = collections.deque()
         self._busy = 0
         self._served: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # Connections of other clients found ready but not yet acted on, the oldest first.
+        self._backlog: dict[Connection, None] = {}
         self._next_sweep = 0.0
         # What the other threads hand back to the loop: a method and its arguments.
         self._inbox: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]]] = (
             queue.SimpleQueue()
         )
+        self._wake_sent = False
         self._jobs: queue.SimpleQueue[tuple[Connection, Request] | None] = queue.SimpleQueue()
         self._workers: list[threading.Thread] = []
         self._stopping = False
@@ -133,12 +139,14 @@ class Server:
         ]
         for worker in self._workers:
             worker.start()
+        deadline = None
         try:
             while not self._stopping:
                 self._turn()
-            self._wind_down()
+            deadline = time.monotonic() + _STOP_GRACE
+            self._wind_down(deadline)
         finally:
-            self._stop()
+            self._stop(deadline or time.monotonic() + _STOP_GRACE)
 
     def shutdown(self) -> None:
         """Ask serve_forever() to return soon; safe from a signal handler and from any thread."""
@@ -162,24 +170,33 @@ class Server:
 
     # The event loop.
 
-    def _turn(self) -> None:
-        """Wait for sockets (or other threads) and act on what is ready; never raises."""
+    def _turn(self, longest: float = _SWEEP_INTERVAL) -> None:
+        """Wait for sockets (or other threads), at most `longest` seconds, and act on what is
+        ready; never raises.
+
+        Served clients go first, then what the other threads handed back, then the others,
+        for at most _STRANGERS_SLICE: however many connections an attacker opens, they do not
+        stand between a scraper and the loop. Those not reached wait in a backlog and go
+        first among the others next turn, so none is starved.
+        """
         try:
-            timeout = _SWEEP_INTERVAL
+            timeout = 0.0 if self._backlog else longest
             if self._waiting:
                 timeout = min(timeout, max(0.0, self._waiting[0][2] - time.monotonic()))
-            ready = []
             for key, _ in self._selector.select(timeout):
                 if key.data is _LISTENER:
                     self._accept()
                 elif key.data is _WAKE:
                     self._drain_wake()
+                elif key.data.trusted or key.data.client in self._served:
+                    self._guarded(key.data, self._on_ready)
                 else:
-                    ready.append(key.data)
-            # Served clients first: however many connections an attacker opens, they do not
-            # stand between a scraper and the loop. (sort is stable: the rest keep their order.)
-            ready.sort(key=lambda conn: not (conn.trusted or conn.client in self._served))
-            for conn in ready:
+                    self._backlog[key.data] = None
+            self._take_inbox()
+            until = time.monotonic() + _STRANGERS_SLICE
+            while self._backlog and time.monotonic() < until:
+                conn = next(iter(self._backlog))
+                del self._backlog[conn]
                 self._guarded(conn, self._on_ready)
             self._take_inbox()
             self._dispatch()
@@ -543,7 +560,11 @@ class Server:
     def _post(self, step: Callable[..., None], *args: Any) -> None:
         """Have the loop run step(*args) (a Connection first); for the other threads."""
         self._inbox.put((step, args))
-        self._wake()
+        # One wake-up byte until the loop has read it: the loop takes the whole inbox after
+        # it reads the byte, so a burst of results costs one write, not one each.
+        if not self._wake_sent:
+            self._wake_sent = True
+            self._wake()
 
     def _drop(self, conn: Connection, reason: str) -> None:
         logger.debug("%s: dropped: %s", conn.peer, reason)
@@ -576,36 +597,36 @@ class Server:
             pass  # already awake (buffer full) or already closed
 
     def _drain_wake(self) -> None:
+        self._wake_sent = False  # before the inbox is taken: a result posted now wakes again
         try:
             while self._wake_in.recv(4096):
                 pass
         except BlockingIOError:
             pass
 
-    def _wind_down(self) -> None:
+    def _wind_down(self, deadline: float) -> None:
         """After shutdown(): no new connections, idle ones closed, answers under way given
-        _STOP_GRACE to go out."""
+        until `deadline` to go out."""
         self._selector.unregister(self._listener)
-        for conn in self._handshakes.close(_STOP_GRACE):
+        for conn in self._handshakes.close(max(0.0, deadline - time.monotonic())):
             self._close(conn)
-        deadline = time.monotonic() + _STOP_GRACE
-        while time.monotonic() < deadline:
+        while (left := deadline - time.monotonic()) > 0:
             for conn in [c for c in self._conns if c.phase in (Phase.READ, Phase.PAUSED,
                                                                Phase.HANDSHAKE, Phase.PEEK)]:
                 self._close(conn)
             if not any(c.phase in (Phase.AWAY, Phase.WRITE) for c in self._conns):
                 return
-            self._turn()
+            self._turn(left)
 
-    def _stop(self) -> None:
-        """Close every connection and stop the threads; none is waited for past _STOP_GRACE."""
-        self._handshakes.close(_STOP_GRACE)
+    def _stop(self, deadline: float) -> None:
+        """Close every connection and stop the threads, waiting for none past `deadline`."""
         for _ in self._workers:
             self._jobs.put(None)
+        self._handshakes.close(0.0)
         for conn in list(self._conns):
             self._close(conn)
         self._waiting.clear()
-        deadline = time.monotonic() + _STOP_GRACE
+        self._backlog.clear()
         for worker in self._workers:  # daemon threads: one stuck in a handler is left behind
             worker.join(max(0.0, deadline - time.monotonic()))
         self.close()
