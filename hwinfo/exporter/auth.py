@@ -257,6 +257,13 @@ class AuthGate(Generic[T]):
             self._thread.start()
         return Admission(Verdict.QUEUED)
 
+    def demand(self, client: str) -> float:
+        """How much the client asked of the gate lately, as last counted; 0 for one not
+        remembered. For ordering other work by the same rule as the gate's queue."""
+        with self._lock:
+            record = self._clients.get(client)
+            return 0.0 if record is None else record.asked
+
     def close(self) -> None:
         """Stop the gate's thread after its current check; queued requests get no verdict."""
         with self._lock:

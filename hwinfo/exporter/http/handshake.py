@@ -2,10 +2,11 @@
 cryptography.
 
 The loop waits for a handshaking socket to be ready, sets the connection aside and submits
-it; this thread calls its non-blocking do_handshake() (OpenSSL works without the GIL, on the
-other core) and hands back what the handshake waits for next. Every step is short: a step
-never waits for the network. Connections of clients that were served before go first, so a
-flood of new TLS connections does not stand between a known scraper and its handshake.
+it; this thread calls its non-blocking do_handshake() (OpenSSL works without the GIL, on
+another core) and hands back what the handshake waits for next. A step never waits for the
+network. The queue is ordered as the auth gate's: the client that asked least goes first,
+so a flood of new TLS connections from a few hundred addresses does not stand between a
+scraper's first login and its handshake.
 """
 
 from __future__ import annotations
@@ -23,24 +24,34 @@ from hwinfo.exporter.http.connection import Connection
 Done = Callable[[Connection, "int | OSError"], None]
 
 
+def step(conn: Connection) -> int | OSError:
+    """One step of conn's handshake: see Done for what it returns."""
+    if time.monotonic() > conn.deadline:
+        return TimeoutError("TLS handshake timed out")
+    try:
+        return conn.handshake()
+    except OSError as exc:  # ssl.SSLError is one
+        return exc
+
+
 class Handshakes:
-    """A queue of handshake steps, the first-served clients' first, and the thread that takes
-    them; started with the first step."""
+    """A queue of handshake steps, the least demanding client's first, and the thread that
+    takes them; started with the first step."""
 
     def __init__(self, done: Done) -> None:
         self._done = done
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
-        self._queue: list[tuple[bool, int, Connection]] = []
+        self._queue: list[tuple[float, int, Connection]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def submit(self, conn: Connection, first: bool) -> None:
-        """Step conn's handshake soon (before those not `first`); done() follows, from this
+    def submit(self, conn: Connection, demand: float) -> None:
+        """Step conn's handshake soon, before those of more demand; done() follows, from this
         module's thread."""
         with self._lock:
-            heapq.heappush(self._queue, (not first, next(self._order), conn))
+            heapq.heappush(self._queue, (demand, next(self._order), conn))
             self._ready.notify()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="hwinfo-tls", daemon=True)
@@ -67,12 +78,4 @@ class Handshakes:
 
     def _run(self) -> None:
         while (conn := self._next()) is not None:
-            outcome: int | OSError
-            if time.monotonic() > conn.deadline:
-                outcome = TimeoutError("TLS handshake timed out")
-            else:
-                try:
-                    outcome = conn.handshake()
-                except OSError as exc:  # ssl.SSLError is one
-                    outcome = exc
-            self._done(conn, outcome)
+            self._done(conn, step(conn))

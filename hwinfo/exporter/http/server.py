@@ -7,9 +7,11 @@ Work that takes time goes to threads that never touch a socket and hand their re
 - a fixed pool of workers calls the route's handler, a function of the request; a request
   that finds every worker busy waits at most Limits.queue_wait, then is answered 503;
 - password checks that need bcrypt go to the auth gate's bounded queue (auth.py);
-- TLS handshake steps go to a thread of their own (handshake.py);
+- TLS handshake steps of clients not served before go to a thread of their own
+  (handshake.py); a served client's are stepped on the loop, as cheap as its requests;
 - a web config reload reads its files on a thread of its own (reload.py).
-Clients that were served go first in each turn of the loop and in the handshake queue.
+Clients that were served go first in each turn of the loop; the others share a bounded
+slice of it.
 The thread count is 1 + Limits.workers (+ 1 for bcrypt, + 1 for TLS, + 1 while the web config
 is reloaded) whatever the clients do, and shutdown() ends serve_forever() within _STOP_GRACE.
 """
@@ -33,6 +35,7 @@ from typing import Any
 from hwinfo.exporter.auth import AuthGate, BasicAuth, Verdict, client_of
 from hwinfo.exporter.http.connection import Closed, Connection, Phase
 from hwinfo.exporter.http.handshake import Handshakes
+from hwinfo.exporter.http.handshake import step as handshake_step
 from hwinfo.exporter.http.message import (
     BadRequest,
     Handler,
@@ -198,7 +201,8 @@ class Server:
                 conn = next(iter(self._backlog))
                 del self._backlog[conn]
                 self._guarded(conn, self._on_ready)
-            self._take_inbox()
+                if not self._inbox.empty():  # a scrape's answer: sent before the next stranger
+                    self._take_inbox()
             self._dispatch()
             now = time.monotonic()
             if now >= self._next_sweep:
@@ -314,9 +318,14 @@ class Server:
             self._drop(conn, "neither TLS nor HTTP")
 
     def _handshake(self, conn: Connection) -> None:
+        if conn.client in self._served:
+            # A served client's handshake costs the loop no more than one of its requests:
+            # stepped here, it waits for no queue and no other thread.
+            self._stepped(conn, handshake_step(conn))
+            return
         self._unwatch(conn)
         conn.phase = Phase.AWAY
-        self._handshakes.submit(conn, first=conn.client in self._served)
+        self._handshakes.submit(conn, self._gate.demand(conn.client))
 
     def _stepped(self, conn: Connection, outcome: int | OSError) -> None:
         """A handshake step's outcome, from the handshake thread."""
