@@ -1,6 +1,7 @@
 """One client connection: its socket, the h11.Connection that parses and frames its HTTP, and
-what the event loop keeps for it. Only the loop's thread touches a Connection, except that
-the TLS handshake thread steps its handshake while the loop has set it aside (handshake.py).
+what the event loop keeps for it. One thread holds a connection at a time: the loop's, but
+while the loop has set it aside (Phase.AWAY) for the TLS handshake thread to step its
+handshake or for a worker to send its answer.
 """
 
 from __future__ import annotations

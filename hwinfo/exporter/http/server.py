@@ -1,11 +1,12 @@
 """The exporter's HTTP/1.1 server: one event loop, h11 for the protocol, threads for the rest.
 
 The thread that calls serve_forever() runs an event loop (selectors) that owns every
-connection (connection.py: a socket and its h11.Connection) and does all of their I/O, so
+connection (connection.py: a socket and its h11.Connection) and waits for all of them, so
 slow, silent or flooding clients cost a file descriptor and a little memory, never a thread.
-Work that takes time goes to threads that never touch a socket and hand their result back:
-- a fixed pool of workers calls the route's handler, a function of the request; a request
-  that finds every worker busy waits at most Limits.queue_wait, then is answered 503;
+Work that takes time goes to other threads, which hand the connection back when done:
+- a fixed pool of workers calls the route's handler, a function of the request, and sends
+  what the socket takes of the answer at once; the loop writes the rest. A request that
+  finds every worker busy waits at most Limits.queue_wait, then is answered 503;
 - password checks that need bcrypt go to the auth gate's bounded queue (auth.py);
 - TLS handshake steps of clients not served before go to a thread of their own
   (handshake.py); a served client's are stepped on the loop, as cheap as its requests;
@@ -21,12 +22,10 @@ from __future__ import annotations
 import collections
 import functools
 import heapq
-import queue
 import re
 import selectors
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
@@ -36,6 +35,8 @@ from hwinfo.exporter.auth import AuthGate, BasicAuth, Verdict, client_of
 from hwinfo.exporter.http.connection import Closed, Connection, Phase
 from hwinfo.exporter.http.handshake import Handshakes
 from hwinfo.exporter.http.handshake import step as handshake_step
+from hwinfo.exporter.http.inbox import Inbox
+from hwinfo.exporter.http.listen import listen, peer_name
 from hwinfo.exporter.http.message import (
     BadRequest,
     Handler,
@@ -46,6 +47,7 @@ from hwinfo.exporter.http.message import (
     plain,
 )
 from hwinfo.exporter.http.reload import Reloader
+from hwinfo.exporter.http.workers import Workers
 from hwinfo.exporter.throttled_log import ThrottledLog
 from hwinfo.exporter.webconfig import WebConfig
 from hwinfo.logs import get_logger
@@ -73,10 +75,6 @@ _LISTENER = object()
 _WAKE = object()
 
 
-class ServerError(Exception):
-    """The server cannot start; str() is one line for a person."""
-
-
 class Server:
     """Serves routes (exact paths) over HTTP/1.1, with TLS and basic auth from a web config.
 
@@ -91,57 +89,44 @@ class Server:
         web_config: WebConfig | None = None,
         limits: Limits | None = None,
     ) -> None:
-        self._routes = dict(routes)
         self._limits = limits = limits or Limits()
         self._listener = listen(*address)
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self._log = ThrottledLog(logger)
+        self._inbox = Inbox()
+        self._workers = Workers(routes, limits.workers, limits.queue_wait, self._log,
+                                self._reply)
         self._auth = BasicAuth({})
         self._gate: AuthGate[tuple[Connection, Request]] = AuthGate(
-            self._auth, lambda item, ok: self._post(self._checked, *item, ok), limits.auth
+            self._auth, lambda item, ok: self._inbox.put(self._checked, *item, ok), limits.auth
         )
-        self._handshakes = Handshakes(lambda conn, outcome: self._post(self._stepped, conn,
-                                                                       outcome))
+        self._handshakes = Handshakes(lambda *step: self._inbox.put(self._stepped, *step))
         self._tls: ssl.SSLContext | None = None
         self._headers: tuple[tuple[str, str], ...] = ()
         self._notes: frozenset[str] = frozenset()
         if web_config is not None:
             self._apply(web_config)
-        self._reloader = Reloader(web_config, self._wake)
+        self._reloader = Reloader(web_config, self._inbox.wake)
         self._selector = selectors.DefaultSelector()
-        self._wake_in, self._wake_out = socket.socketpair()
-        for sock in (self._listener, self._wake_in, self._wake_out):
-            sock.setblocking(False)
         self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
-        self._selector.register(self._wake_in, selectors.EVENT_READ, _WAKE)
-        # Loop-owned: every open connection, requests waiting for a worker, busy workers, and
-        # the clients (addresses) served lately, the most recent last: their new connections
-        # go first too.
+        self._selector.register(self._inbox.sock, selectors.EVENT_READ, _WAKE)
+        # Loop-owned: every open connection, and the clients (addresses) served lately, the
+        # most recent last: their new connections go first too.
         self._conns: set[Connection] = set()
-        self._waiting: collections.deque[tuple[Connection, Request, float]] = collections.deque()
-        self._busy = 0
         self._served: collections.OrderedDict[str, None] = collections.OrderedDict()
         # Connections of other clients found ready but not yet acted on, the oldest first.
         self._backlog: dict[Connection, None] = {}
         self._next_sweep = 0.0
-        # What the other threads hand back to the loop: a method and its arguments.
-        self._inbox: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]]] = (
-            queue.SimpleQueue()
-        )
-        self._wake_sent = False
-        self._jobs: queue.SimpleQueue[tuple[Connection, Request] | None] = queue.SimpleQueue()
-        self._workers: list[threading.Thread] = []
+        self._steps: dict[Phase, Callable[[Connection], None]] = {
+            Phase.PEEK: self._peek, Phase.HANDSHAKE: self._handshake, Phase.READ: self._read,
+            Phase.WRITE: self._write, Phase.PAUSED: self._wait_out, Phase.LINGER: self._drain,
+        }
         self._stopping = False
         self._closed = False
 
     def serve_forever(self) -> None:
         """Serve until shutdown(); then finish what is under way (briefly) and close."""
-        self._workers = [
-            threading.Thread(target=self._work, name=f"hwinfo-http-{n}", daemon=True)
-            for n in range(self._limits.workers)
-        ]
-        for worker in self._workers:
-            worker.start()
+        self._workers.start()
         deadline = None
         try:
             while not self._stopping:
@@ -154,12 +139,12 @@ class Server:
     def shutdown(self) -> None:
         """Ask serve_forever() to return soon; safe from a signal handler and from any thread."""
         self._stopping = True
-        self._wake()
+        self._inbox.wake()
 
     def reload(self) -> None:
         """Load the web config again now, as when its file changes; safe from a signal handler."""
         self._reloader.request()
-        self._wake()
+        self._inbox.wake()
 
     def close(self) -> None:
         """Release the socket of a server that will not serve (serve_forever() does it too)."""
@@ -168,8 +153,8 @@ class Server:
         self._closed = True
         self._gate.close()
         self._selector.close()
-        for sock in (self._listener, self._wake_in, self._wake_out):
-            sock.close()
+        self._listener.close()
+        self._inbox.close()
 
     # The event loop.
 
@@ -184,13 +169,13 @@ class Server:
         """
         try:
             timeout = 0.0 if self._backlog else longest
-            if self._waiting:
-                timeout = min(timeout, max(0.0, self._waiting[0][2] - time.monotonic()))
+            if (queued_until := self._workers.next_deadline()) is not None:
+                timeout = min(timeout, max(0.0, queued_until - time.monotonic()))
             for key, _ in self._selector.select(timeout):
                 if key.data is _LISTENER:
                     self._accept()
                 elif key.data is _WAKE:
-                    self._drain_wake()
+                    self._inbox.woken()
                 elif key.data.trusted or key.data.client in self._served:
                     self._guarded(key.data, self._on_ready)
                 else:
@@ -201,7 +186,7 @@ class Server:
                 conn = next(iter(self._backlog))
                 del self._backlog[conn]
                 self._guarded(conn, self._on_ready)
-                if not self._inbox.empty():  # a scrape's answer: sent before the next stranger
+                if self._inbox.pending():  # a scrape's answer: sent before the next stranger
                     self._take_inbox()
             self._dispatch()
             now = time.monotonic()
@@ -231,19 +216,10 @@ class Server:
             self._close(conn)
 
     def _on_ready(self, conn: Connection) -> None:
-        phase = conn.phase
-        if phase is Phase.READ:
-            self._read(conn)
-        elif phase is Phase.WRITE:
-            self._write(conn)
-        elif phase is Phase.HANDSHAKE:
-            self._handshake(conn)
-        elif phase is Phase.PEEK:
-            self._peek(conn)
-        elif phase is Phase.PAUSED:
-            self._wait_out(conn)
-        elif phase is Phase.LINGER:
-            self._drain(conn)
+        """The step of the connection's phase, now that its socket is ready for it."""
+        step = self._steps.get(conn.phase)  # none for AWAY: its socket is not watched
+        if step is not None:
+            step(conn)
 
     def _accept(self) -> None:
         for _ in range(_ACCEPTS):
@@ -257,7 +233,7 @@ class Server:
                 self._log.warning("accept", "cannot accept connections: %s", exc.strerror or exc)
                 time.sleep(0.1)
                 return
-            self._admit(sock, _peer(address))
+            self._admit(sock, peer_name(address))
 
     def _admit(self, sock: socket.socket, peer: str) -> None:
         if len(self._conns) >= self._limits.connections and not self._make_room(peer):
@@ -418,77 +394,61 @@ class Server:
     def _queue(self, conn: Connection, request: Request) -> None:
         self._unwatch(conn)
         conn.phase = Phase.AWAY
-        self._waiting.append((conn, request, time.monotonic() + self._limits.queue_wait))
-        self._dispatch()  # now, not after the rest of this turn's clients
+        self._workers.submit(conn, request)
 
     def _dispatch(self) -> None:
-        """Hand waiting requests to free workers; answer 503 to those that waited too long."""
-        now = time.monotonic()
-        while self._waiting:
-            conn, request, deadline = self._waiting[0]
-            if conn.closed:
-                self._waiting.popleft()
-            elif self._busy < self._limits.workers:
-                self._waiting.popleft()
-                self._busy += 1
-                self._jobs.put((conn, request))
-            elif deadline <= now:
-                self._waiting.popleft()
-                self._log.warning(
-                    "overload", "all %d workers busy for %.1f s: answering 503",
-                    self._limits.workers, self._limits.queue_wait,
-                )  # fmt: skip
-                self._guarded(conn, self._answer, request,
-                              plain(HTTPStatus.SERVICE_UNAVAILABLE), False)
-            else:
-                return
+        for conn, request in self._workers.dispatch():
+            self._guarded(conn, self._answer, request, plain(HTTPStatus.SERVICE_UNAVAILABLE),
+                          False)
 
-    def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            conn, request = job
-            self._post(self._answered, conn, request, self._respond(request))
-
-    def _respond(self, request: Request) -> Response:
-        """The route's answer to a request; on a worker's thread."""
-        handler = self._routes.get(request.path)
-        if handler is None:
-            return plain(HTTPStatus.NOT_FOUND)
-        if request.method not in ("GET", "HEAD"):
-            return plain(HTTPStatus.METHOD_NOT_ALLOWED, {"Allow": "GET, HEAD"})
+    def _reply(self, conn: Connection, request: Request, response: Response) -> None:
+        """A worker's answer, sent from the worker's thread (while the loop has set conn aside,
+        the worker holds it): a scrape's bytes do not wait for a turn of the loop. The loop
+        gets the connection back for the rest."""
+        failure: Exception | None = None
         try:
-            response = handler(request)
-            if not isinstance(response, Response):
-                raise TypeError(f"handler returned {type(response).__name__}, not a Response")
-        except Exception as exc:  # noqa: BLE001 - logged, throttled: clients can provoke it
-            # One kind per route: the routes are the server's own, so the kinds are bounded.
-            self._log.warning("handler " + request.path, "handler for %s failed: %r",
-                              request.path, exc, exc_info=True)
-            return plain(HTTPStatus.INTERNAL_SERVER_ERROR)
-        return response
+            self._send(conn, request, response, True)
+        except Exception as exc:  # noqa: BLE001 - the loop drops or logs it (_answered)
+            failure = exc
+        self._inbox.put(self._answered, conn, response, failure)
 
-    def _answered(self, conn: Connection, request: Request, response: Response) -> None:
-        """A worker's answer, back on the loop."""
-        self._busy -= 1
-        if conn.closed:
+    def _answered(self, conn: Connection, response: Response, failure: Exception | None) -> None:
+        """A worker's answer went out (all or in part): the connection is the loop's again."""
+        self._workers.finished()
+        if isinstance(failure, OSError):
+            self._drop(conn, f"write failed: {failure}")
             return
+        if failure is not None:
+            raise failure  # a bug: logged by _guarded, which answers 500 if it still can
         if 200 <= response.status < 300:
             self._served[conn.client] = None
             self._served.move_to_end(conn.client)
             while len(self._served) > _CLIENTS_KEPT:
                 self._served.popitem(last=False)
             conn.trusted = True
-        self._answer(conn, request, response, True)
+        self._sent(conn)
 
     # Writing.
 
-    def _answer(self, conn: Connection, request: Request | None, response: Response,
-                keep_alive: bool) -> None:
-        """Send an answer; keep_alive False ends the connection after it. h11 has the last
-        word: it ends it too where the client asked (or HTTP/1.0 needs) that."""
+    def _send(self, conn: Connection, request: Request | None, response: Response,
+              keep_alive: bool) -> None:
+        """Frame an answer and send what the socket takes now, on the thread that holds the
+        connection; OSError if it broke. keep_alive False ends the connection after it; h11
+        has the last word, ending it too where the client asked (or HTTP/1.0 needs) that."""
         keep_alive = keep_alive and not self._stopping and not (request and has_body(request))
         conn.prepare(request, response, keep_alive, self._headers)
         conn.write_deadline = time.monotonic() + self._limits.write_timeout
-        self._write(conn)
+        conn.flush()
+
+    def _answer(self, conn: Connection, request: Request | None, response: Response,
+                keep_alive: bool) -> None:
+        """Answer from the loop."""
+        try:
+            self._send(conn, request, response, keep_alive)
+        except OSError as exc:
+            self._drop(conn, f"write failed: {exc}")
+            return
+        self._sent(conn)
 
     def _write(self, conn: Connection) -> None:
         try:
@@ -496,6 +456,11 @@ class Server:
         except OSError as exc:
             self._drop(conn, f"write failed: {exc}")
             return
+        self._sent(conn)
+
+    def _sent(self, conn: Connection) -> None:
+        """After a send: wait for the socket while the answer is unsent; then read the next
+        request, or end."""
         conn.last_active = time.monotonic()
         if conn.output:
             conn.phase = Phase.WRITE
@@ -519,7 +484,7 @@ class Server:
                                else self._limits.idle_timeout)
         # Through the inbox, not called: a client that pipelined a thousand requests answered
         # at once (401) would otherwise recurse a thousand levels deep.
-        self._inbox.put((self._advance_reading, (conn,)))
+        self._inbox.put(self._advance_reading, conn, wake=False)
 
     def _advance_reading(self, conn: Connection) -> None:
         if conn.phase is Phase.READ:  # not taken by a read in the meantime
@@ -559,21 +524,8 @@ class Server:
                 self._drop(conn, f"timed out ({conn.phase.value})")
 
     def _take_inbox(self) -> None:
-        while True:
-            try:
-                step, args = self._inbox.get_nowait()
-            except queue.Empty:
-                return
+        for step, args in self._inbox.take():
             self._guarded(args[0], step, *args[1:])
-
-    def _post(self, step: Callable[..., None], *args: Any) -> None:
-        """Have the loop run step(*args) (a Connection first); for the other threads."""
-        self._inbox.put((step, args))
-        # One wake-up byte until the loop has read it: the loop takes the whole inbox after
-        # it reads the byte, so a burst of results costs one write, not one each.
-        if not self._wake_sent:
-            self._wake_sent = True
-            self._wake()
 
     def _drop(self, conn: Connection, reason: str) -> None:
         logger.debug("%s: dropped: %s", conn.peer, reason)
@@ -599,20 +551,6 @@ class Server:
         conn.closed = True
         conn.sock.close()
 
-    def _wake(self) -> None:
-        try:
-            self._wake_out.send(b"\0")
-        except OSError:
-            pass  # already awake (buffer full) or already closed
-
-    def _drain_wake(self) -> None:
-        self._wake_sent = False  # before the inbox is taken: a result posted now wakes again
-        try:
-            while self._wake_in.recv(4096):
-                pass
-        except BlockingIOError:
-            pass
-
     def _wind_down(self, deadline: float) -> None:
         """After shutdown(): no new connections, idle ones closed, answers under way given
         until `deadline` to go out."""
@@ -629,15 +567,11 @@ class Server:
 
     def _stop(self, deadline: float) -> None:
         """Close every connection and stop the threads, waiting for none past `deadline`."""
-        for _ in self._workers:
-            self._jobs.put(None)
         self._handshakes.close(0.0)
+        self._workers.stop(deadline)  # before the sockets close: a worker may hold one
         for conn in list(self._conns):
             self._close(conn)
-        self._waiting.clear()
         self._backlog.clear()
-        for worker in self._workers:  # daemon threads: one stuck in a handler is left behind
-            worker.join(max(0.0, deadline - time.monotonic()))
         self.close()
 
     # Web configuration.
@@ -656,47 +590,3 @@ class Server:
 @functools.lru_cache(maxsize=64)  # asked for thousands of times a second in a flood
 def _retry_later(status: HTTPStatus, seconds: int) -> Response:
     return plain(status, {"Retry-After": str(seconds)})
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A listening socket on the first address of host that binds; ServerError otherwise."""
-    name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    shown = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
-    if not 0 <= port <= 65535:
-        raise ServerError(f"cannot listen on {shown}: port out of range 0-65535")
-    try:
-        addresses = socket.getaddrinfo(
-            name or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ServerError(f"cannot listen on {shown}: {_reason(exc)}") from None
-    # No host means every interface: prefer IPv6 with IPv4 mapped in, as Go's servers do.
-    addresses.sort(key=lambda info: not name and info[0] != socket.AF_INET6)
-    error: OSError | None = None
-    for family, kind, proto, _, sockaddr in addresses:
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6 and sockaddr[0] == "::":
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-            sock.bind(sockaddr)
-            sock.listen(socket.SOMAXCONN)  # bursts of new scrapers must not see SYNs dropped
-        except OSError as exc:
-            sock.close()
-            error = error or exc
-            continue
-        return sock
-    raise ServerError(f"cannot listen on {shown}: {_reason(error)}")
-
-
-def _reason(exc: BaseException | None) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc) or type(exc).__name__
-
-
-def _peer(address: tuple[str, int] | str) -> str:
-    if isinstance(address, str):
-        return address
-    host, port = address[:2]
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
