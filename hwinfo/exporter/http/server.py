@@ -410,11 +410,11 @@ class Server:
             self._send(conn, request, response, True)
         except Exception as exc:  # noqa: BLE001 - the loop drops or logs it (_answered)
             failure = exc
+        self._workers.finished()  # before the loop wakes, so that it finds this worker free
         self._inbox.put(self._answered, conn, response, failure)
 
     def _answered(self, conn: Connection, response: Response, failure: Exception | None) -> None:
         """A worker's answer went out (all or in part): the connection is the loop's again."""
-        self._workers.finished()
         if isinstance(failure, OSError):
             self._drop(conn, f"write failed: {failure}")
             return

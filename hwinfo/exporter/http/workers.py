@@ -19,8 +19,8 @@ Job = tuple[Connection, Request]
 
 
 class Workers:
-    """A fixed pool of threads and the requests waiting for one. Called from the loop only;
-    a worker calls done(conn, request, response) with each answer."""
+    """A fixed pool of threads and the requests waiting for one. Called from the loop, but
+    for finished(); a worker calls done(conn, request, response) with each answer."""
 
     def __init__(self, routes: Mapping[str, Handler], count: int, queue_wait: float,
                  log: ThrottledLog, done: Callable[[Connection, Request, Response], None]) -> None:
@@ -31,6 +31,7 @@ class Workers:
         self._done = done
         self._waiting: collections.deque[tuple[Connection, Request, float]] = collections.deque()
         self._busy = 0
+        self._lock = threading.Lock()  # guards _busy
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
 
@@ -46,8 +47,9 @@ class Workers:
         self.dispatch()
 
     def finished(self) -> None:
-        """A worker's answer reached the loop: that worker is free."""
-        self._busy -= 1
+        """Called by a worker's done() before it hands the connection back: it is free."""
+        with self._lock:
+            self._busy -= 1
 
     def next_deadline(self) -> float | None:
         return self._waiting[0][2] if self._waiting else None
@@ -60,9 +62,8 @@ class Workers:
             conn, request, deadline = self._waiting[0]
             if conn.closed:
                 self._waiting.popleft()
-            elif self._busy < self._count:
+            elif self._take_worker():
                 self._waiting.popleft()
-                self._busy += 1
                 self._jobs.put((conn, request))
             elif deadline <= now:
                 self._waiting.popleft()
@@ -73,6 +74,13 @@ class Workers:
             self._log.warning("overload", "all %d workers busy for %.1f s: answering 503",
                               self._count, self._queue_wait)
         return expired
+
+    def _take_worker(self) -> bool:
+        with self._lock:
+            if self._busy >= self._count:
+                return False
+            self._busy += 1
+            return True
 
     def stop(self, deadline: float) -> None:
         """Let every worker end after its request, waiting for none past `deadline`."""
