@@ -27,6 +27,7 @@ from hwinfo.exporter.http.message import (
 
 _TLS_HANDSHAKE = 0x16  # the content type of the first TLS record a client sends
 _READ_BYTES = 65536
+_JOIN_BYTES = 16384  # a body up to a TLS record's size is sent in one piece with its head
 
 
 class Phase(enum.Enum):
@@ -162,10 +163,16 @@ class Connection:
         """Make the answer the connection's output, framed by h11; h11.LocalProtocolError
         if nothing can be answered now."""
         head, body = answer_events(request, response, keep_alive, configured)
-        parts = self.http.send_with_data_passthrough(head)
+        # h11 writes a head as a piece per line: joined, as TLS makes a record (and a
+        # write) of each piece sent. A small body joins them too; a large one is not copied.
+        parts = [self.http.send(head) or b""]
         if body:
-            parts += self.http.send_with_data_passthrough(h11.Data(data=body))
-        parts += self.http.send_with_data_passthrough(h11.EndOfMessage())
+            data = self.http.send_with_data_passthrough(h11.Data(data=body))
+            if len(body) < _JOIN_BYTES:
+                parts = [b"".join((*parts, *data))]
+            else:
+                parts += data
+        parts.append(self.http.send(h11.EndOfMessage()) or b"")
         self.output.extend(memoryview(part) for part in parts if part)
 
     def flush(self) -> None:
