@@ -284,8 +284,9 @@ class Server:
         if not first:
             self._close(conn)
         elif conn.is_tls(first):
-            self._unwatch(conn)  # the wrapped socket is a new object to the selector
             assert self._tls is not None
+            # The wrapped socket has the same descriptor: the selector, which goes by
+            # descriptor, still watches it.
             conn.start_tls(self._tls)
             self._handshake(conn)
         elif _TOKEN_START.match(first):  # a request line's method
@@ -356,15 +357,16 @@ class Server:
         if not self._auth.enabled:
             self._queue(conn, request)
             return
-        self._unwatch(conn)
-        conn.phase = Phase.AWAY
         admission = self._gate.admit(request.headers.get("authorization"), conn.client,
                                      (conn, request))
         if admission.verdict is Verdict.ALLOW:
             self._queue(conn, request)
+        elif admission.verdict is Verdict.QUEUED:  # the gate's verdict comes to _checked
+            self._unwatch(conn)
+            conn.phase = Phase.AWAY
         elif admission.verdict is Verdict.DENY:
             self._answer(conn, request, _UNAUTHORIZED, True)
-        elif admission.verdict is not Verdict.QUEUED:
+        else:
             self._retry_later(conn, request, admission.verdict is Verdict.LIMITED,
                               admission.retry_after)
 
