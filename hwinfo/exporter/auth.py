@@ -251,11 +251,14 @@ class AuthGate(Generic[T]):
         return Admission(Verdict.QUEUED)
 
     def demand(self, client: str) -> float:
-        """How much the client asked of the gate lately, as last counted; 0 for one not
-        remembered. For ordering other work by the same rule as the gate's queue."""
+        """How much the client asked of the gate lately (halving every demand_half_life); 0
+        for one not remembered. For ordering other work by the same rule as the gate's queue."""
         with self._lock:
             record = self._clients.get(client)
-            return 0.0 if record is None else record.asked
+            if record is None:
+                return 0.0
+            elapsed = max(0.0, self._clock() - record.at)
+            return record.asked * 0.5 ** (elapsed / self._limits.demand_half_life)
 
     def close(self) -> None:
         """Stop the gate's thread after its current check; queued requests get no verdict."""

@@ -50,9 +50,9 @@ class Connection:
     """A client's socket and the h11 state of its HTTP/1.1 exchange."""
 
     __slots__ = (
-        "client", "closed", "deadline", "drained", "eof", "events", "http", "last_active",
-        "output", "peer", "phase", "resume_at", "sock", "trusted", "unparsed", "wants",
-        "write_deadline",
+        "client", "closed", "deadline", "drained", "eof", "events", "http", "known",
+        "last_active", "output", "peer", "phase", "resume_at", "sock", "trusted", "unparsed",
+        "wants", "write_deadline",
     )  # fmt: skip
 
     def __init__(self, sock: socket.socket, peer: str, client: str, limits: Limits,
@@ -72,6 +72,9 @@ class Connection:
         self.write_deadline = now
         self.resume_at = 0.0  # monotonic time before which the next request is not read
         self.trusted = False  # it was served: the loop serves it first, evicts it last
+        # Its client was served lately and asked for no password check since: it goes first
+        # from its first byte, its TLS handshake included.
+        self.known = False
         self.drained = 0  # bytes read while lingering
         self.eof = False  # the client closed its side
         self.closed = False

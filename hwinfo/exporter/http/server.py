@@ -111,7 +111,7 @@ class Server:
         self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
         self._selector.register(self._inbox.sock, selectors.EVENT_READ, _WAKE)
         # Loop-owned: every open connection, and the clients (addresses) served lately, the
-        # most recent last: their new connections go first too.
+        # most recent last (see Connection.known).
         self._conns: set[Connection] = set()
         self._served: collections.OrderedDict[str, None] = collections.OrderedDict()
         # Connections of other clients found ready but not yet acted on, the oldest first.
@@ -176,7 +176,7 @@ class Server:
                     self._accept()
                 elif key.data is _WAKE:
                     self._inbox.woken()
-                elif key.data.trusted or key.data.client in self._served:
+                elif key.data.trusted or key.data.known:
                     self._guarded(key.data, self._on_ready)
                 else:
                     self._backlog[key.data] = None
@@ -247,6 +247,9 @@ class Server:
             sock.close()
             return
         conn = Connection(sock, peer, client_of(peer), self._limits, time.monotonic())
+        # An address that asks for password checks (wrong passwords) loses its standing, so
+        # that an attacker beside a scraper (the same host, a NAT) does not share it.
+        conn.known = conn.client in self._served and self._gate.demand(conn.client) < 1
         conn.phase = Phase.PEEK if self._tls is not None else Phase.READ
         self._conns.add(conn)
         self._watch(conn, selectors.EVENT_READ)
@@ -295,7 +298,7 @@ class Server:
             self._drop(conn, "neither TLS nor HTTP")
 
     def _handshake(self, conn: Connection) -> None:
-        if conn.client in self._served:
+        if conn.known:
             # A served client's handshake costs the loop no more than one of its requests:
             # stepped here, it waits for no queue and no other thread.
             self._stepped(conn, handshake_step(conn))
