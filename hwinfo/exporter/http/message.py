@@ -6,6 +6,7 @@ the request targets it serves) and what it answers with (gzip negotiation, its h
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import time
@@ -189,8 +190,14 @@ def answer_events(
     fields += headers.values()
     fields.append(("Connection", "keep-alive" if keep_alive else "close"))
     head_only = (request is not None and request.method == "HEAD") or bodiless
-    return (h11.Response(status_code=status, headers=fields, reason=_phrase(status)),
-            b"" if head_only else body)
+    return _head(status, tuple(fields)), b"" if head_only else body
+
+
+@functools.lru_cache(maxsize=256)
+def _head(status: int, fields: tuple[tuple[str, str], ...]) -> h11.Response:
+    """h11's response head, which it validates as it is made: made once a second for the
+    same answer (its Date changes), not once a request, as a flood of 401s or 429s asks."""
+    return h11.Response(status_code=status, headers=list(fields), reason=_phrase(status))
 
 
 def accepts_gzip(accept_encoding: str) -> bool:
