@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import heapq
 import re
 import selectors
 import socket
@@ -47,6 +46,7 @@ from hwinfo.exporter.http.message import (
     plain,
 )
 from hwinfo.exporter.http.reload import Reloader
+from hwinfo.exporter.http.table import Table
 from hwinfo.exporter.http.workers import Workers
 from hwinfo.exporter.throttled_log import ThrottledLog
 from hwinfo.exporter.webconfig import WebConfig
@@ -107,12 +107,11 @@ class Server:
         if web_config is not None:
             self._apply(web_config)
         self._reloader = Reloader(web_config, self._inbox.wake)
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
-        self._selector.register(self._inbox.sock, selectors.EVENT_READ, _WAKE)
-        # Loop-owned: every open connection, and the clients (addresses) served lately, the
-        # most recent last (see Connection.known).
-        self._conns: set[Connection] = set()
+        self._table = Table(limits.connections, self._log)
+        self._table.selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
+        self._table.selector.register(self._inbox.sock, selectors.EVENT_READ, _WAKE)
+        # Loop-owned: the clients (addresses) served lately, the most recent last (see
+        # Connection.known).
         self._served: collections.OrderedDict[str, None] = collections.OrderedDict()
         # Connections of other clients found ready but not yet acted on, the oldest first.
         self._backlog: dict[Connection, None] = {}
@@ -152,7 +151,7 @@ class Server:
             return
         self._closed = True
         self._gate.close()
-        self._selector.close()
+        self._table.selector.close()
         self._listener.close()
         self._inbox.close()
 
@@ -171,7 +170,7 @@ class Server:
             timeout = 0.0 if self._backlog else longest
             if (queued_until := self._workers.next_deadline()) is not None:
                 timeout = min(timeout, max(0.0, queued_until - time.monotonic()))
-            for key, _ in self._selector.select(timeout):
+            for key, _ in self._table.selector.select(timeout):
                 if key.data is _LISTENER:
                     self._accept()
                 elif key.data is _WAKE:
@@ -213,7 +212,7 @@ class Server:
                     return
                 except Exception as again:  # noqa: BLE001 - closing is all that is left
                     logger.debug("%s: no 500 either: %r", conn.peer, again)
-            self._close(conn)
+            self._table.close(conn)
 
     def _on_ready(self, conn: Connection) -> None:
         """The step of the connection's phase, now that its socket is ready for it."""
@@ -236,7 +235,7 @@ class Server:
             self._admit(sock, peer_name(address))
 
     def _admit(self, sock: socket.socket, peer: str) -> None:
-        if len(self._conns) >= self._limits.connections and not self._make_room(peer):
+        if not self._table.room_for(peer):
             sock.close()
             return
         try:
@@ -251,31 +250,7 @@ class Server:
         # that an attacker beside a scraper (the same host, a NAT) does not share it.
         conn.known = conn.client in self._served and self._gate.demand(conn.client) < 1
         conn.phase = Phase.PEEK if self._tls is not None else Phase.READ
-        self._conns.add(conn)
-        self._watch(conn, selectors.EVENT_READ)
-
-    def _make_room(self, peer: str) -> bool:
-        """Close the connections quiet longest to admit one more; False if all are busy."""
-        idle = [c for c in self._conns if c.phase is not Phase.AWAY]
-        if not idle:
-            self._log.warning(
-                "refused", "%d connections open, all of them busy: refusing new ones (%s)",
-                self._limits.connections, peer,
-            )  # fmt: skip
-            return False
-        # Those of clients never served first, 1/64 of the limit at a time, so that a stream
-        # of new connections does not pay for a scan each; a served one only if no other can.
-        strangers = [c for c in idle if not c.trusted]
-        batch = max(1, self._limits.connections // 64) if strangers else 1
-        quiet = heapq.nsmallest(batch, strangers or idle, key=lambda c: c.last_active)
-        self._log.warning(
-            "evicted", "%d connections open: closed the %d quiet longest (from %s, %s, "
-            "quiet %.0f s) for %s", self._limits.connections, len(quiet), quiet[0].peer,
-            quiet[0].phase.value, time.monotonic() - quiet[0].last_active, peer,
-        )  # fmt: skip
-        for conn in quiet:
-            self._close(conn)
-        return True
+        self._table.add(conn)
 
     # TLS
 
@@ -285,7 +260,7 @@ class Server:
         if first is None:
             return
         if not first:
-            self._close(conn)
+            self._table.close(conn)
         elif conn.is_tls(first):
             assert self._tls is not None
             # The wrapped socket has the same descriptor: the selector, which goes by
@@ -303,7 +278,7 @@ class Server:
             # stepped here, it waits for no queue and no other thread.
             self._stepped(conn, handshake_step(conn))
             return
-        self._unwatch(conn)
+        self._table.unwatch(conn)
         conn.phase = Phase.AWAY
         self._handshakes.submit(conn, self._gate.demand(conn.client))
 
@@ -313,7 +288,7 @@ class Server:
             self._drop(conn, f"TLS handshake failed: {outcome}")
         elif outcome:
             conn.phase = Phase.HANDSHAKE
-            self._watch(conn, outcome)
+            self._table.watch(conn, outcome)
         else:
             conn.phase = Phase.READ
             self._read(conn)
@@ -325,7 +300,7 @@ class Server:
         if self._receive(conn):
             self._advance(conn)
         else:
-            self._watch(conn, conn.wants)
+            self._table.watch(conn, conn.wants)
 
     def _receive(self, conn: Connection) -> bool:
         """Whether the client sent something (or closed); closes a broken connection."""
@@ -352,10 +327,10 @@ class Server:
                          False)
             return
         except Closed:
-            self._close(conn)
+            self._table.close(conn)
             return
         if request is None:
-            self._watch(conn, conn.wants)
+            self._table.watch(conn, conn.wants)
             return
         if not self._auth.enabled:
             self._queue(conn, request)
@@ -365,7 +340,7 @@ class Server:
         if admission.verdict is Verdict.ALLOW:
             self._queue(conn, request)
         elif admission.verdict is Verdict.QUEUED:  # the gate's verdict comes to _checked
-            self._unwatch(conn)
+            self._table.unwatch(conn)
             conn.phase = Phase.AWAY
         elif admission.verdict is Verdict.DENY:
             self._answer(conn, request, _UNAUTHORIZED, True)
@@ -397,7 +372,7 @@ class Server:
     # Workers.
 
     def _queue(self, conn: Connection, request: Request) -> None:
-        self._unwatch(conn)
+        self._table.unwatch(conn)
         conn.phase = Phase.AWAY
         self._workers.submit(conn, request)
 
@@ -470,14 +445,14 @@ class Server:
         if conn.output:
             conn.phase = Phase.WRITE
             conn.deadline = conn.write_deadline
-            self._watch(conn, conn.wants)
+            self._table.watch(conn, conn.wants)
         elif self._stopping or not conn.next_cycle():
             self._linger(conn)
         elif conn.resume_at > conn.last_active:
             conn.phase = Phase.PAUSED
             conn.deadline = conn.resume_at
             # Still watched, so that a client that hangs up is let go at once.
-            self._watch(conn, selectors.EVENT_READ)
+            self._table.watch(conn, selectors.EVENT_READ)
         else:
             self._resume(conn)
 
@@ -500,31 +475,31 @@ class Server:
         if not self._receive(conn) or conn.closed:
             return
         if conn.eof:
-            self._close(conn)
+            self._table.close(conn)
         elif len(conn.unparsed) > self._limits.head_bytes:
-            self._unwatch(conn)  # enough to act on when the pause ends; the rest can wait
+            self._table.unwatch(conn)  # enough to act on when the pause ends; the rest can wait
 
     def _linger(self, conn: Connection) -> None:
         """Close after the last answer; on plain TCP, half-close first and drain the input."""
         if not conn.half_close():
-            self._close(conn)
+            self._table.close(conn)
             return
         conn.phase = Phase.LINGER
         conn.deadline = time.monotonic() + _LINGER_SECONDS
-        self._watch(conn, selectors.EVENT_READ)
+        self._table.watch(conn, selectors.EVENT_READ)
 
     def _drain(self, conn: Connection) -> None:
         if conn.drain() == 0 or conn.drained > _LINGER_BYTES:
-            self._close(conn)
+            self._table.close(conn)
 
     # Bookkeeping.
 
     def _sweep(self, now: float) -> None:
-        for conn in [c for c in self._conns if c.phase is not Phase.AWAY and c.deadline <= now]:
+        for conn in self._table.expired(now):
             if conn.phase is Phase.PAUSED:
                 self._guarded(conn, self._resume)  # its time out is over
             elif conn.phase is Phase.READ and not conn.unparsed:
-                self._close(conn)  # an idle keep-alive connection, expired
+                self._table.close(conn)  # an idle keep-alive connection, expired
             else:
                 self._drop(conn, f"timed out ({conn.phase.value})")
 
@@ -534,39 +509,19 @@ class Server:
 
     def _drop(self, conn: Connection, reason: str) -> None:
         logger.debug("%s: dropped: %s", conn.peer, reason)
-        self._close(conn)
-
-    def _watch(self, conn: Connection, events: int) -> None:
-        if not conn.events:
-            self._selector.register(conn.sock, events, conn)
-        elif conn.events != events:
-            self._selector.modify(conn.sock, events, conn)
-        conn.events = events
-
-    def _unwatch(self, conn: Connection) -> None:
-        if conn.events:
-            self._selector.unregister(conn.sock)
-            conn.events = 0
-
-    def _close(self, conn: Connection) -> None:
-        if conn.closed:
-            return
-        self._unwatch(conn)
-        self._conns.discard(conn)
-        conn.closed = True
-        conn.sock.close()
+        self._table.close(conn)
 
     def _wind_down(self, deadline: float) -> None:
         """After shutdown(): no new connections, idle ones closed, answers under way given
         until `deadline` to go out."""
-        self._selector.unregister(self._listener)
+        self._table.selector.unregister(self._listener)
         for conn in self._handshakes.close(max(0.0, deadline - time.monotonic())):
-            self._close(conn)
+            self._table.close(conn)
         while (left := deadline - time.monotonic()) > 0:
-            for conn in [c for c in self._conns if c.phase in (Phase.READ, Phase.PAUSED,
-                                                               Phase.HANDSHAKE, Phase.PEEK)]:
-                self._close(conn)
-            if not any(c.phase in (Phase.AWAY, Phase.WRITE) for c in self._conns):
+            for conn in self._table:
+                if conn.phase in (Phase.READ, Phase.PAUSED, Phase.HANDSHAKE, Phase.PEEK):
+                    self._table.close(conn)
+            if not any(c.phase in (Phase.AWAY, Phase.WRITE) for c in self._table):
                 return
             self._turn(left)
 
@@ -574,8 +529,8 @@ class Server:
         """Close every connection and stop the threads, waiting for none past `deadline`."""
         self._handshakes.close(0.0)
         self._workers.stop(deadline)  # before the sockets close: a worker may hold one
-        for conn in list(self._conns):
-            self._close(conn)
+        for conn in self._table:
+            self._table.close(conn)
         self._backlog.clear()
         self.close()
 
