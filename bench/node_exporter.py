@@ -7,7 +7,8 @@ give two to compare versions) serving dgx-a100-mig with per-process series, and 
 prometheus-node-exporter with its default collectors, each on a loopback port, and drives
 it with wrk as Prometheus scrapes (keep-alive, gzip): one connection, then 20 with no
 pause. Taking turns within each round means a load from elsewhere on the machine weighs on
-all of them alike. Prints each round, then the medians of the rounds and how many times
+all of them alike. A failed hwinfo scrape ends the run; node_exporter's timeouts under load
+count as the latency wrk gives them. Prints each round, then the medians of the rounds and how many times
 faster than node_exporter each hwinfo is at the median and at p99. Needs wrk and
 prometheus-node-exporter (apt-get install -y wrk prometheus-node-exporter).
 """
@@ -56,7 +57,9 @@ def measure(name: str, start: tuple[subprocess.Popen, int], seconds: int,
     try:
         time.sleep(1)  # a first sample in, the process settled
         for connections in CONNECTIONS:
-            median, p99, requests = wrk_latency(port, connections, seconds)
+            # node_exporter timing out on a loaded machine is a figure, not our failure.
+            median, p99, requests = wrk_latency(port, connections, seconds,
+                                                strict=name != "node_exporter")
             results.setdefault((name, connections), []).append((median, p99))
             print(f"  {name:<40} {connections:2d} conn: median {median:7.2f} ms, "
                   f"p99 {p99:7.2f} ms ({requests} scrapes)", flush=True)
