@@ -83,13 +83,11 @@ def serve(
     from hwinfo.exporter.daemon import DEFAULT_PORT, Daemon, Options
     from hwinfo.exporter.exposition import Selection
     from hwinfo.exporter.http import ServerError
+    from hwinfo.exporter.webconfig import WebConfigError, load_web_config
 
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     web_config = None
     if web_config_file is not None:
-        # Only here: it imports ssl, which a daemon serving plain HTTP does without.
-        from hwinfo.exporter.webconfig import WebConfigError, load_web_config
-
         try:
             web_config = load_web_config(web_config_file)
         except WebConfigError as exc:

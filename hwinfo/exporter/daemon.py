@@ -9,7 +9,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING
 
 import hwinfo
 from hwinfo.collect.deadline import GuardedGpu
@@ -19,10 +18,8 @@ from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered,
 from hwinfo.exporter.http import Handler, Request, Response, Server
 from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.status import DaemonStatus
+from hwinfo.exporter.webconfig import WebConfig
 from hwinfo.logs import get_logger
-
-if TYPE_CHECKING:  # imported where a web config is given: it imports ssl (cli/serve.py)
-    from hwinfo.exporter.webconfig import WebConfig
 
 # Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
 # superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
