@@ -6,7 +6,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import hwinfo
 from hwinfo.collect.deadline import GuardedGpu
@@ -18,10 +17,8 @@ from hwinfo.exporter.pages import MachinePage, asset_routes
 from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.signals import serve_until_stopped
 from hwinfo.exporter.status import DaemonStatus
+from hwinfo.exporter.webconfig import WebConfig
 from hwinfo.logs import get_logger
-
-if TYPE_CHECKING:  # imported where a web config is given: it imports ssl (cli/serve.py)
-    from hwinfo.exporter.webconfig import WebConfig
 
 log = get_logger("hwinfo.daemon")
 

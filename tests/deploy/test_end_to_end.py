@@ -43,7 +43,8 @@ from tests.deploy.prometheus_stack import (
 )
 from tests.exporter.serving import serving
 from tests.fixtures.cgroups import attributed_tree
-from tests.fixtures.machines import shared_tree
+from tests.fixtures.job_cgroups import SLURM_V2, write_host
+from tests.fixtures.machines import MACHINES, shared_tree, write_tree
 
 SCRAPES_BEFORE_QUERYING = 3  # so that rate() and increase() over [1m] have samples
 
@@ -207,6 +208,15 @@ def test_every_metric_name_in_grafana_and_prometheus_is_exported(
         claim.release()
         directory.close()
     exported |= scraped_names(attributed.stdout)
+    # A job's own resources, where its cgroup keeps them (a Slurm job on cgroup v2).
+    jobs = write_host(SLURM_V2, write_tree(MACHINES["x86-2s-smt"], tmp_path / "jobs"))
+    scenario = tmp_path / "job.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "a Slurm job", "gpus": [
+        {"board": "A100-SXM4-80GB", "processes": [{"pid": SLURM_V2.pid, "used_memory_mib": 1024}]}]}))
+    job = subprocess.run([sys.executable, "-m", "hwinfo", "export", "--simulate", str(scenario),
+                          "--root", str(jobs), "--textfile", "-"],
+                         check=True, capture_output=True, text=True, timeout=60)
+    exported |= scraped_names(job.stdout)
     assert all(METRIC_NAME.fullmatch(name) for name in exported if name.startswith("hwinfo"))
     used = metric_names_used()
     assert len(used) > 50

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hwinfo.model.claims import Request
 from hwinfo.run.claimdir import Directory
+from tests.exporter.activity import parsed
 
 ASKED = Request(1, None, None, False)
 
@@ -55,15 +56,18 @@ def test_each_claimed_device_is_one_series_and_strangers_none(tmp_path: Path) ->
         for entry in held:
             entry.release()
         directory.close()
-    info = sorted(re.findall(r"^hwinfo_gpu_claim_info\{(.*)\} 1\.0$", text, re.MULTILINE))
     gpu, gi, ci = devices[mig]
-    assert info == sorted([
-        f'gpu="7",uuid="{whole}",gpu_instance_id="",compute_instance_id="",user="root"',
-        (f'gpu="{gpu}",uuid="{_parent(devices, gpu)}",gpu_instance_id="{gi}",'
-        f'compute_instance_id="{ci}",user="root"')])
+    assert parsed(text, "hwinfo_gpu_claim_info") == {
+        _labels(gpu="7", uuid=whole, gpu_instance_id="", compute_instance_id="", user="root"): 1,
+        _labels(gpu=gpu, uuid=_parent(devices, gpu), gpu_instance_id=gi, compute_instance_id=ci,
+                user="root"): 1}
     assert len(re.findall(r"^hwinfo_gpu_claim_start_timestamp_seconds\{", text, re.MULTILINE)) == 2
     assert re.search(r"^hwinfo_claim_waiters 1\.0$", text, re.MULTILINE)
     assert re.search(r"^hwinfo_claim_ignored_entries 1\.0$", text, re.MULTILINE)
+
+
+def _labels(**labels: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(labels.items()))
 
 
 def _parent(devices: dict[str, tuple[str, str, str]], gpu: str) -> str:
