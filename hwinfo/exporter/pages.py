@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from hwinfo.exporter.http import Handler, Request, Response, gzip_bytes
 from hwinfo.exporter.sampler import Published
-from hwinfo.render.html.assets import ASSET_HEADERS, ASSETS, Asset, page_headers
+from hwinfo.render.html.assets import ASSET_HEADERS, ASSETS, PAGE_HEADERS, Asset
 
 HTML = "text/html; charset=utf-8"
 # The page reloads at the sampler's pace, but never more than every 2 s nor less than a minute.
@@ -23,7 +23,7 @@ MIN_REFRESH_SECONDS, MAX_REFRESH_SECONDS = 2, 60
 
 def page_response(body: bytes, status: int = 200) -> Response:
     """A page with its security headers, gzipped once for every client that takes gzip."""
-    return Response(status, body, HTML, page_headers(), gzip_body=gzip_bytes(body))
+    return Response(status, body, HTML, PAGE_HEADERS, gzip_body=gzip_bytes(body))
 
 
 def refresh_seconds(interval: float) -> int:
@@ -38,7 +38,7 @@ def _asset(asset: Asset) -> Handler:
 
 
 def asset_routes() -> dict[str, Handler]:
-    """The stylesheet, script and icon (linked with their digests: assets.link)."""
+    """The stylesheet, script and icon (linked with their digests: Asset.link)."""
     return {asset.path: _asset(asset) for asset in ASSETS}
 
 

@@ -14,7 +14,7 @@ from hwinfo.exporter import pages
 from hwinfo.exporter.http import Request
 from hwinfo.exporter.pages import MachinePage, refresh_seconds
 from hwinfo.render.html import machine
-from hwinfo.render.html.assets import page_headers
+from hwinfo.render.html.assets import PAGE_HEADERS
 from tests.exporter.serving import get, serving
 from tests.render.pages.dom import parse
 
@@ -23,7 +23,7 @@ def test_the_page_its_files_and_its_headers() -> None:
     with serving("--simulate", "dgx-a100-mig", "--interval", "3") as url:
         status, headers, body = get(url + "/")
         assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
-        for name, value in page_headers().items():
+        for name, value in PAGE_HEADERS.items():
             assert headers[name] == value
         root = parse(body)
         assert len(root.find_all("article", "card")) == 8

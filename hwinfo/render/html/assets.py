@@ -4,15 +4,12 @@ Each file is linked with its digest in the query (`?v=`), so a browser may keep 
 and an upgrade is never mixed with an old copy. The script is allowed by its hash alone
 (CSP Level 3 hash-source with the tag's `integrity`), so no other script runs on a page:
 not inline, not from this server, not from anywhere else.
-
-The digests are taken when a page is first made, not when the daemon starts: hashlib maps
-OpenSSL (about 5 MiB), which a daemon nobody looks at does without.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
+import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
@@ -22,15 +19,28 @@ class Asset:
     name: str  # the file under static/
     content_type: str
     body: bytes
+    sha256: bytes
 
     @property
     def path(self) -> str:
         """Where it is served."""
         return f"/static/{self.name}"
 
+    @property
+    def integrity(self) -> str:
+        """"sha256-<base64>": for CSP's script-src and the tag's integrity attribute."""
+        return "sha256-" + base64.b64encode(self.sha256).decode()
+
+    @property
+    def link(self) -> str:
+        """A page's link to it: relative, so a proxy that serves the page under a prefix
+        serves this under it too, and versioned by its digest."""
+        return f".{self.path}?v={self.sha256.hex()[:12]}"
+
 
 def _load(name: str, content_type: str) -> Asset:
-    return Asset(name, content_type, (resources.files(__package__) / "static" / name).read_bytes())
+    body = (resources.files(__package__) / "static" / name).read_bytes()
+    return Asset(name, content_type, body, hashlib.sha256(body).digest())
 
 
 STYLESHEET = _load("hwinfo.css", "text/css; charset=utf-8")
@@ -38,49 +48,25 @@ SCRIPT = _load("hwinfo.js", "text/javascript; charset=utf-8")
 ICON = _load("favicon.svg", "image/svg+xml")
 ASSETS = (STYLESHEET, SCRIPT, ICON)
 
-
-@functools.cache
-def _sha256(asset: Asset) -> bytes:
-    import hashlib  # here: see the module's docstring
-
-    return hashlib.sha256(asset.body).digest()
-
-
-def integrity(asset: Asset) -> str:
-    """"sha256-<base64>": for CSP's script-src and the tag's integrity attribute."""
-    return "sha256-" + base64.b64encode(_sha256(asset)).decode()
-
-
-def link(asset: Asset) -> str:
-    """A page's link to the asset: relative, so a proxy that serves the page under a prefix
-    serves this under it too, and versioned by its digest."""
-    return f".{asset.path}?v={_sha256(asset).hex()[:12]}"
-
-
-@functools.cache
-def page_headers() -> dict[str, str]:
-    """A page's headers. Nothing but this server's own stylesheet, icon and hashed script;
-    the page fetches only itself again; no frame may hold it and it holds none; a form goes
-    back to this server. nosniff is said here too, not left to the server: a page's safety
-    is the page's."""
-    policy = "; ".join((
-        "default-src 'none'",
-        f"script-src '{integrity(SCRIPT)}'",
-        "style-src 'self'",
-        "img-src 'self'",
-        "connect-src 'self'",
-        "form-action 'self'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-    ))
-    return {
-        "Content-Security-Policy": policy,
-        "X-Content-Type-Options": "nosniff",
-        "X-Frame-Options": "DENY",  # frame-ancestors, for browsers from before CSP 2
-        "Referrer-Policy": "no-referrer",
-        "Cache-Control": "no-store",  # a reading is only good now
-    }
-
-
+# Nothing but this server's own stylesheet, icon and hashed script; the page fetches only
+# itself again; no frame may hold it and it holds none; a form goes back to this server.
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'none'",
+    f"script-src '{SCRIPT.integrity}'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+))
+# nosniff is said here too, not left to the server: a page's safety is the page's.
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",  # frame-ancestors, for browsers from before CSP 2
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",  # a reading is only good now
+}
 ASSET_HEADERS = {"Cache-Control": "public, max-age=31536000, immutable",
                  "X-Content-Type-Options": "nosniff"}

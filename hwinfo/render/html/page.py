@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hwinfo.escape import html_text
-from hwinfo.render.html.assets import ICON, SCRIPT, STYLESHEET, integrity, link
+from hwinfo.render.html.assets import ICON, SCRIPT, STYLESHEET
 
 # Elements without content or end tag that the pages use.
 _VOID = frozenset({"input", "meta", "link"})
@@ -66,9 +66,9 @@ def document(title: str, body: Markup, refresh_seconds: int, *, footer: Markup |
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{html_text(title)}</title>",
-        f'<link rel="stylesheet" href="{link(STYLESHEET)}">',
-        f'<link rel="icon" type="image/svg+xml" href="{link(ICON)}">',
-        f'<script src="{link(SCRIPT)}" integrity="{integrity(SCRIPT)}" defer></script>',
+        f'<link rel="stylesheet" href="{STYLESHEET.link}">',
+        f'<link rel="icon" type="image/svg+xml" href="{ICON.link}">',
+        f'<script src="{SCRIPT.link}" integrity="{SCRIPT.integrity}" defer></script>',
         f'<noscript><meta http-equiv="refresh" content="{int(refresh_seconds)}"></noscript>',
         "</head>",
     ))

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from hwinfo.render.html.assets import ASSETS, SCRIPT, integrity, link, page_headers
+from hwinfo.render.html.assets import ASSETS, PAGE_HEADERS, SCRIPT
 from hwinfo.render.html.page import Markup, bar, cell, document, el, raw
 from tests.render.pages.dom import parse
 
@@ -56,9 +56,9 @@ def test_the_page_loads_only_its_own_files_and_the_script_by_its_hash() -> None:
     root = parse(document("t", el("p", "body"), 5))
     (script,) = root.find_all("script")
     digest = base64.b64encode(hashlib.sha256(SCRIPT.body).digest()).decode()
-    assert script.attrs["integrity"] == f"sha256-{digest}" == integrity(SCRIPT)
-    assert script.attrs["src"] == link(SCRIPT) and script.attrs["src"].startswith("./static/")
-    assert f"script-src 'sha256-{digest}'" in page_headers()["Content-Security-Policy"]
+    assert script.attrs["integrity"] == f"sha256-{digest}" == SCRIPT.integrity
+    assert script.attrs["src"] == SCRIPT.link and script.attrs["src"].startswith("./static/")
+    assert f"script-src 'sha256-{digest}'" in PAGE_HEADERS["Content-Security-Policy"]
     hrefs = [n.attrs["href"] for n in root.find_all("link")]
     assert all(h.startswith("./static/") for h in hrefs) and len(hrefs) == 2
     # No JavaScript: the browser reloads the page itself, at the same pace.
@@ -69,11 +69,11 @@ def test_the_page_loads_only_its_own_files_and_the_script_by_its_hash() -> None:
 
 
 def test_the_policy_allows_no_inline_script_and_no_other_site() -> None:
-    policy = dict(part.split(" ", 1) for part in page_headers()["Content-Security-Policy"].split("; "))
+    policy = dict(part.split(" ", 1) for part in PAGE_HEADERS["Content-Security-Policy"].split("; "))
     assert policy["default-src"] == "'none'" and policy["frame-ancestors"] == "'none'"
     assert "'unsafe-inline'" not in policy["script-src"] and "'self'" not in policy["script-src"]
     assert all(v in ("'self'", "'none'") or k == "script-src" for k, v in policy.items())
-    assert page_headers()["X-Content-Type-Options"] == "nosniff"
+    assert PAGE_HEADERS["X-Content-Type-Options"] == "nosniff"
 
 
 def test_a_cell_carries_its_state_and_slots() -> None:
