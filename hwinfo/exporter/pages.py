@@ -59,7 +59,7 @@ class MachinePage:
         self._made: Response | None = None
 
     def __call__(self, _: Request) -> Response:
-        # Imported by the first page view: the renderers and the health rules are 0.7 MiB
+        # Imported by the first page view: the renderers and the health rules are 0.5 MiB
         # of a daemon that only Prometheus may ever ask.
         from hwinfo.render.html.machine import Reading, render_machine
 
