@@ -8,14 +8,12 @@ import socket
 import ssl
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import bcrypt
 from conftest import Pki
 
-from tests.exporter.serving import serving
+from tests.exporter.serving import get, serving
 
 
 def _refusing() -> socket.socket:
@@ -33,15 +31,10 @@ def test_tls_and_basic_auth_from_a_web_config(tmp_path: Path, pki: Pki) -> None:
     context = ssl.create_default_context(cafile=str(pki.ca))
 
     def fetch(url: str, password: str | None) -> tuple[int, bytes]:
-        request = urllib.request.Request(url + "/")
-        if password is not None:
-            token = base64.b64encode(f"ann:{password}".encode()).decode()
-            request.add_header("Authorization", f"Basic {token}")
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=30) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, b""
+        token = base64.b64encode(f"ann:{password}".encode()).decode()
+        status, _, body = get(url + "/", {} if password is None else
+                              {"Authorization": f"Basic {token}"}, timeout=30, context=context)
+        return status, body
 
     with _refusing() as engine, serving(
             "--prometheus", f"http://127.0.0.1:{engine.getsockname()[1]}", "--web-config",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import ssl
 import subprocess
 import sys
 import threading
@@ -91,11 +92,13 @@ def wait_ready(url: str, timeout: float = 20) -> None:
 
 
 def get(
-    url: str, headers: dict[str, str] | None = None, timeout: float = 5
+    url: str, headers: dict[str, str] | None = None, timeout: float = 5,
+    context: ssl.SSLContext | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, body) of a GET; `context` for https."""
     request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
