@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from hwinfo.ledger import queries
 from hwinfo.ledger.fleet import Fleet, fleet
@@ -90,6 +91,5 @@ def board(prometheus: Prometheus, at: float) -> Board:
     """The lab now: fleet's listing and the idle holds, asked side by side."""
     listing, idle = together([lambda: fleet(prometheus, at),
                               lambda: prometheus.query(queries.idle_holds(), at)])
-    assert isinstance(listing, Fleet) and isinstance(idle, list)
-    holds, known = idle_holds(idle, at)
-    return Board(listing, holds, known)
+    holds, known = idle_holds(cast(list[Sample], idle), at)
+    return Board(cast(Fleet, listing), holds, known)
