@@ -321,7 +321,8 @@ def render_board(view: View, lab: Answer[Board] | None, box: FitBox, busy: str |
                     el("section", el("h2", "Longest idle holds"), _idle_table(board, view.now)),
                     cls="two", id="people", data_live=True)
         body = join([_tiles(state), _fit_box(box, view.now), grid, people])
-        title = f"{state.counts['free']} free GPUs · {view.title}"
+        free = state.counts["free"]
+        title = f"{free} free GPU{'' if free == 1 else 's'} · {view.title}"
     footer = el("footer", f"hwinfo {view.version} · GPU memory and holders as the engine last "
                           "scraped them; idle by the ledger's rules")
     return document(title, body, view.refresh_seconds, header=header, footer=footer)
