@@ -1,0 +1,46 @@
+"""Where a server of hwinfo's listens, and with what TLS and basic auth: the options
+`hwinfo serve` and `hwinfo board` share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from hwinfo.cli.options import F
+
+if TYPE_CHECKING:
+    from hwinfo.exporter.webconfig import WebConfig
+
+
+def listen_options(default_port: int) -> Callable[[F], F]:
+    """--address, --port (default `default_port`) and --web-config."""
+
+    def add(fn: F) -> F:
+        for option in reversed((
+            click.option("--address", default="::", show_default=True,
+                         help="Address to listen on ('::' is every IPv6 and IPv4 address)."),
+            click.option("--port", type=click.IntRange(0, 65535), default=default_port,
+                         show_default=True, help="Port to listen on; 0 picks a free one (logged)."),
+            click.option("--web-config", "web_config_file", metavar="FILE",
+                         help="TLS and basic auth, in the exporter-toolkit web-config.yml format."),
+        )):
+            fn = option(fn)
+        return fn
+
+    return add
+
+
+def load_web_config(path: str | None) -> WebConfig | None:
+    """The --web-config file, or None without one; a ClickException naming what is wrong."""
+    if path is None:
+        return None
+    # Only here: it imports ssl, which a server answering plain HTTP does without.
+    from hwinfo.exporter.webconfig import WebConfigError
+    from hwinfo.exporter.webconfig import load_web_config as load
+
+    try:
+        return load(path)
+    except WebConfigError as exc:
+        raise click.ClickException(str(exc)) from None
