@@ -22,7 +22,7 @@ from hwinfo.cli.options import Command, nvml_timeout_option, root_option, simula
 
 def _fail(message: str, fmt: str) -> NoReturn:
     from hwinfo.health.findings import Severity
-    from hwinfo.health.render import render_error
+    from hwinfo.render.check import render_error
 
     click.echo(render_error(message, fmt), nl=False)
     sys.exit(Severity.UNKNOWN.exit_code)
@@ -97,8 +97,8 @@ def check(
     from hwinfo.health.drift import BaselineError, load_baseline
     from hwinfo.health.evaluate import RULE_NAMES, evaluate
     from hwinfo.health.findings import worst
-    from hwinfo.health.render import render_json, render_text
     from hwinfo.health.thresholds import ConfigError, Thresholds, load_thresholds
+    from hwinfo.render.check import render_json, render_text
     from hwinfo.render.text.style import Style
 
     try:

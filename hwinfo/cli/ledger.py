@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hwinfo.cli.options import Command, Parsed, Seconds, duration, size, use_color
-from hwinfo.render.units import duration as format_duration
-from hwinfo.render.units import size as format_size
+from hwinfo.units import duration as format_duration
+from hwinfo.units import size as format_size
 
 if TYPE_CHECKING:
     from hwinfo.ledger.fleet import Fleet

@@ -14,7 +14,7 @@ from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, or_na, pcie_link, percent, size
+from hwinfo.units import NA, or_na, pcie_link, percent, size
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
