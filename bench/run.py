@@ -46,10 +46,11 @@ def main() -> None:
     if "--startup" in sys.argv:
         return
 
+    from hwinfo import sim
     from hwinfo.collect.gpu.collector import GpuCollector
-    from hwinfo.collect.sources import scenario_owners
+    from hwinfo.collect.sources import machine_owners
 
-    collector = GpuCollector(scenario_owners("dgx-a100-mig"))
+    collector = GpuCollector(machine_owners(sim.install("dgx-a100-mig")))
     print(row("GPU collection, 8x A100 MIG (in-process)", median_call(collector.collect), 30))
     collector.close()
     scrapes_and_cost()

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
 from hwinfo.escape import printable_copy
+from hwinfo.health.findings import Severity
+from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
 from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
@@ -90,11 +92,6 @@ def _process_count(gpu: Gpu) -> str:
 def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
     name = clip(_short_name(gpu.name), _NAME_WIDTH)
-    # Imported where a GPU is shown: the health rules cost a report without GPUs 10 ms,
-    # their findings' types 2 ms.
-    from hwinfo.health.findings import Severity
-    from hwinfo.health.labels import gpu_health
-
     severity, words = gpu_health(gpu)
     health = words if severity is Severity.OK else (
         style.bad(words) if severity is Severity.CRITICAL else style.warn(words))
