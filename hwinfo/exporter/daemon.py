@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -130,9 +129,6 @@ class Daemon:
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGHUP, lambda _signum, _frame: server.reload())
         log.info("listening on %s:%d", *server.address)
-        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
-        # from queueing behind it.
-        sys.setswitchinterval(0.001)
         self.sampler.start()
         try:
             server.serve_forever()
