@@ -62,9 +62,7 @@ class GpuCollector:
             # in a lab's login nodes) never needs.
             from hwinfo.collect.gpu.session import Session
 
-            self._session = Session(
-                self.owner_of, self.with_processes, self.with_commands, self.between_samples,
-                self.proc_root, self.accounting_resumed, self.guessed_of, self.with_topology)
+            self._session = Session(self)
         return self._session.collect()
 
     @property

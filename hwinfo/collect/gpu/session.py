@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu import nvml
 from hwinfo.collect.gpu.accounting import AccountedProcesses, read_accounting
+from hwinfo.collect.gpu.accounting_state import Judged
 from hwinfo.collect.gpu.device import read_dynamic, read_static
 from hwinfo.collect.gpu.events import XidListener
 from hwinfo.collect.gpu.gpm import GpmReader, Key, attach
-from hwinfo.collect.gpu.guessed import GuessLookup, mark_guesses
+from hwinfo.collect.gpu.guessed import mark_guesses
 from hwinfo.collect.gpu.mig import GpuInstanceProfile, profile_table, read_mig
 from hwinfo.collect.gpu.nvml import GpuLost, Reader
 from hwinfo.collect.gpu.owners import OwnerLookup
@@ -25,8 +26,7 @@ from hwinfo.logs import get_logger
 from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
 
 if TYPE_CHECKING:
-    from hwinfo.collect.gpu.accounting_state import Judged
-    from hwinfo.collect.sysfs import Root
+    from hwinfo.collect.gpu.collector import GpuCollector
 
 log = get_logger("hwinfo.gpu")
 
@@ -54,27 +54,15 @@ class _Static:
 class Session:
     """The readers of a started NVML (collector.py starts it) and their state between samples."""
 
-    def __init__(
-        self,
-        owner_of: OwnerLookup | None,
-        with_processes: bool,
-        with_commands: bool,
-        between_samples: bool,
-        proc_root: Root | None,
-        accounting_resumed: Mapping[str, Judged] | None,
-        guessed_of: GuessLookup | None,
-        with_topology: bool,
-    ) -> None:
-        """As GpuCollector's options; `owner_of` None: this machine's (processes.local_owner),
-        looked up below its own /proc unless `proc_root` says where."""
+    def __init__(self, options: GpuCollector) -> None:
+        """`options`: the collector's. Where it names no owners, they are this machine's
+        (processes.local_owner), looked up below its own /proc unless it says where."""
+        self.options = options
+        owner_of, proc_root = options.owner_of, options.proc_root
         if owner_of is None:
             owner_of, proc_root = local_owner, proc_root or live_root()
-        self.owner_of = owner_of
+        self.owner_of: OwnerLookup = owner_of
         self.proc_root = proc_root
-        self.with_processes = with_processes
-        self.with_commands = with_commands
-        self.guessed_of = guessed_of
-        self.with_topology = with_topology
         self._labels: JobLabels | None = None
         self._handles: dict[int, Any] = {}  # index -> handle of the GPUs read this sample
         self._static: dict[str, _Static] = {}
@@ -83,10 +71,10 @@ class Session:
         self._gpm = GpmReader()
         # A daemon listens for XID events and counts the jobs NVML accounting saw between
         # samples; a one-shot report has no "between".
-        self._accounted = (AccountedProcesses(owner_of, accounting_resumed)
-                           if between_samples and with_processes else None)
+        self._accounted = (AccountedProcesses(self.owner_of, options.accounting_resumed)
+                           if options.between_samples and options.with_processes else None)
         self._driver = self._read_driver()
-        self._xids = self._start_listener() if between_samples else None
+        self._xids = self._start_listener() if options.between_samples else None
 
     def collect(self) -> GpuSystem:
         try:
@@ -99,10 +87,10 @@ class Session:
         gpus = [self._gpu(index) for index in range(count)]
         self._activities.update(self._gpm.finish())
         attach(gpus, self._activities)
-        users = user_rollup(gpus) if self.with_processes else None
+        users = user_rollup(gpus) if self.options.with_processes else None
         accounted = [] if self._accounted is None else self._accounted.usage(
             {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
-        pairs = read_pairs(self._handles) if self.with_topology else None
+        pairs = read_pairs(self._handles) if self.options.with_topology else None
         return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, pairs=pairs,
                          **self._driver)
 
@@ -114,7 +102,7 @@ class Session:
     def label(self, system: GpuSystem) -> None:
         """Name the jobs and pods of a sample's processes (array tasks, pod names) from what
         their users write: after the sample, off the NVML thread and outside its deadline."""
-        if self.proc_root is None or system.gpus is None or not self.with_processes:
+        if self.proc_root is None or system.gpus is None or not self.options.with_processes:
             return
         self._labels = self._labels or JobLabels()
         self._labels.apply(self.proc_root, (p for g in system.gpus for p in g.all_processes()))
@@ -160,9 +148,9 @@ class Session:
                 self._xids.register(uuid, handle)
             read.unavailable.update(static.unavailable)
             mig = read_mig(read, handle, static.mig_profiles, self.owner_of,
-                           self.with_processes, self.with_commands)
-            if mig is not None and self.guessed_of is not None:
-                mark_guesses(mig, self.guessed_of)
+                           self.options.with_processes, self.options.with_commands)
+            if mig is not None and self.options.guessed_of is not None:
+                mark_guesses(mig, self.options.guessed_of)
             in_mig_mode = mig is not None and mig.enabled
             dynamic = read_dynamic(read, handle, in_mig_mode)
             if self._gpm.supported(handle, uuid):
@@ -172,12 +160,12 @@ class Session:
             # In MIG mode the parent's process list would repeat its MIG devices' lists:
             # processes are kept (and counted) per MIG device.
             if in_mig_mode:
-                processes = [] if self.with_processes else None
+                processes = [] if self.options.with_processes else None
                 counts = [d.process_count for d in mig.devices]
                 count = None if None in counts else sum(counts)  # type: ignore[arg-type]
             else:
                 processes, count = listed_processes(read, handle, self.owner_of,
-                                                    self.with_processes, self.with_commands)
+                                                    self.options.with_processes, self.options.with_commands)
             accounting = read_accounting(read, handle)
             self._handles[index] = handle
             if self._accounted is not None:
