@@ -14,13 +14,16 @@ One function per kind of output, used by every renderer of that kind:
 - `unicode`: formats that are UTF-8 but have no escape of their own for a byte (the
   Prometheus exposition): undecodable bytes as the text `\\xe9`;
 - `to_json`: JSON, whose grammar escapes any code unit: lone surrogates as `\\udce9`, so
-  hwinfo reading the document back gets the very string; NaN and infinities are null.
+  hwinfo reading the document back gets the very string; NaN and infinities are null;
+- `html_text`: HTML, in an element or a quoted attribute: `printable`'s escapes, then the
+  characters HTML gives meaning (`& < > " '`) as entities, so a name is only ever text.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import html
 import json
 import math
 import re
@@ -62,6 +65,12 @@ def printable(text: str, keep_colour: bool = False) -> str:
     one-line message or drive the terminal. keep_colour spares the colour sequences of text
     we styled ourselves; text from elsewhere gets none."""
     return (_CONTROL_BUT_COLOUR if keep_colour else _CONTROL).sub(_escape, text)
+
+
+def html_text(text: str) -> str:
+    """`text` as HTML shows it, within an element or a quoted attribute value: never markup,
+    never a control character or an undecodable byte (which a UTF-8 page cannot carry)."""
+    return html.escape(printable(text), quote=True)
 
 
 def printable_copy(value: T) -> T:

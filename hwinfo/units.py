@@ -60,6 +60,14 @@ def frequency(hz: float) -> str:
     return f"{hz / 1e6:.0f} MHz"
 
 
+def celsius(t: float) -> str:
+    return f"{t:.0f}°C"
+
+
+def watts(w: float) -> str:
+    return f"{w:.0f} W"
+
+
 def percent(ratio: float) -> str:
     return f"{ratio * 100:.0f}%"
 

@@ -100,7 +100,7 @@ def _shown_in(expected: list[str], output: list[str]) -> bool:
     return True
 
 
-def test_readme_examples_are_the_program_s_output() -> None:
+def test_readme_examples_are_the_program_s_output(tmp_path: Path) -> None:
     import os
     import shlex
     import subprocess
@@ -117,7 +117,9 @@ def test_readme_examples_are_the_program_s_output() -> None:
                 else a for a in argv[1:]]
         run = subprocess.run([str(hwinfo), *argv], check=False, capture_output=True, text=True,
                              timeout=120,
-                             env={**os.environ, "NO_COLOR": "1"}, cwd=REPO)
+                             # `hwinfo run`'s claims in a directory of the test's own
+                             env={**os.environ, "NO_COLOR": "1", "HWINFO_CLAIMS_DIR": str(tmp_path)},
+                             cwd=REPO)
         output = [line.rstrip() for line in run.stdout.split("\n")]
         assert _shown_in(expected, output), (
             f"README example of `{command}` differs from its output:\n{run.stdout}{run.stderr}"

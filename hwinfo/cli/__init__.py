@@ -34,6 +34,8 @@ COMMANDS = {
             "Run a command on GPUs that fit, in turn with others on this host (claims)."),
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
+    "board": ("hwinfo.cli.board", "board",
+              "Serve the lab's page: every host's GPUs, who holds them, where a job fits (Prometheus)."),
 }
 
 

@@ -38,7 +38,8 @@ NO_FIT_EXIT = 75
 POLL_JITTER = 0.2
 
 
-def _prometheus_options(fn: F) -> F:
+def _engine_options(fn: F) -> F:
+    """--prometheus and --ca-file: where the engine is (ledger/config.py)."""
     for option in reversed((
         click.option("--prometheus", "url", metavar="URL",
                      help="Prometheus (or Thanos, Mimir, VictoriaMetrics) query API: "
@@ -47,6 +48,14 @@ def _prometheus_options(fn: F) -> F:
                           "which also hold a CA file and basic auth (docs/ledger-commands.md)."),
         click.option("--ca-file", metavar="FILE",
                      help="CA certificate to trust for an https URL (before ledger.yml's)."),
+    )):
+        fn = option(fn)
+    return fn
+
+
+def _prometheus_options(fn: F) -> F:
+    for option in reversed((
+        _engine_options,
         click.option("--timeout", type=Seconds(0.1, 600), default=30.0, show_default=True,
                      help="Seconds the whole command may take: asking Prometheus, "
                           "reading its answers and writing the report."),

@@ -51,9 +51,10 @@ def _ml_short(flags: list[str]) -> str:
     return " ".join(tiers)
 
 
-def _cpu_line(cpu: Cpu | None) -> str:
+def cpu_text(cpu: Cpu | None) -> str:
+    """The CPU in a line: model, shape, ML tiers, load (the page shows it too)."""
     if cpu is None:
-        return f"CPU   {NA}"
+        return NA
     sockets, cores = cpu.sockets, cpu.cores
     shape = (f"{sockets} × {cores // sockets} cores" if sockets and cores
              else f"{or_na(cores, str)} cores")
@@ -62,14 +63,15 @@ def _cpu_line(cpu: Cpu | None) -> str:
         parts.append(_ml_short(cpu.ml_flags))
     if cpu.load_average:
         parts.append(f"load {cpu.load_average[0]:.1f}")
-    return "CPU   " + _SEP.join(parts)
+    return _SEP.join(parts)
 
 
-def _memory_line(memory: Memory | None) -> str:
+def memory_text(memory: Memory | None) -> str:
+    """System memory and swap in a line: used of total."""
     if memory is None or memory.total_bytes is None:
-        return f"Mem   {NA}"
+        return NA
     used = memory.used_bytes
-    text = f"Mem   {or_na(used, size)} / {size(memory.total_bytes)}"
+    text = f"{or_na(used, size)} / {size(memory.total_bytes)}"
     if used is not None:
         text += " used" + share(used, memory.total_bytes)
     if memory.swap_total_bytes:
@@ -83,9 +85,10 @@ def _count_of(things: dict[str, list[int]]) -> list[str]:
     return [f"{len(sizes)} × {name} {size(sum(sizes))}" for name, sizes in ranked]
 
 
-def _storage_line(storage: Storage | None, style: Style) -> str:
+def storage_text(storage: Storage | None, style: Style) -> str:
+    """The disks in a line: how many of each kind, degraded arrays, the fullest filesystem."""
     if storage is None:
-        return f"Disk  {NA}"
+        return NA
     kinds: dict[str, list[int]] = {}
     for disk in storage.disks:
         if disk.size_bytes:  # an empty slot (a card reader, an unset zram) holds no data
@@ -97,12 +100,13 @@ def _storage_line(storage: Storage | None, style: Style) -> str:
     if shares:
         fullest, where = max(shares)
         parts.append(f"fullest {where} {percent(fullest)}")
-    return "Disk  " + _SEP.join(parts)
+    return _SEP.join(parts)
 
 
-def _network_line(network: Network | None) -> str:
+def network_text(network: Network | None) -> str:
+    """The network in a line: interfaces up and their speeds, RDMA ports active."""
     if network is None:
-        return f"Net   {NA}"
+        return NA
     backed = {p.netdev for d in network.rdma_devices for p in d.ports}
     # What the machine talks over: interfaces up that are not in a bond and not an RDMA port's.
     parts = [f"{i.name} " + ("up" if i.speed_bytes_per_second is None
@@ -122,7 +126,7 @@ def _network_line(network: Network | None) -> str:
         speeds = "/".join(or_na(r, link_rate) for r in sorted(set(active), key=lambda r: -(r or 0)))
         parts.append(f"{layer} {len(active)} of {len(rates)} active"
                      + (f" ({speeds})" if active else ""))
-    return "Net   " + (_SEP.join(parts) or "no interface up")
+    return _SEP.join(parts) or "no interface up"
 
 
 def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
@@ -133,14 +137,14 @@ def render_brief(snapshot: Snapshot, style: Style, lines: int = LINES) -> str:
             host.hostname, host.os_name or NA, f"kernel {host.kernel_release or NA}",
             f"up {or_na(host.uptime_seconds, duration)}",
         ]))),
-        _clip(_cpu_line(snapshot.cpu)),
-        _clip(_memory_line(snapshot.memory)),
+        _clip(f"CPU   {cpu_text(snapshot.cpu)}"),
+        _clip(f"Mem   {memory_text(snapshot.memory)}"),
     ]
     # Documents of an hwinfo that read no disks or network (--from an older daemon) lack both.
     if snapshot.storage is not None or snapshot.source("storage") is not None:
-        out.append(_clip(_storage_line(snapshot.storage, style)))
+        out.append(_clip(f"Disk  {storage_text(snapshot.storage, style)}"))
     if snapshot.network is not None or snapshot.source("network") is not None:
-        out.append(_clip(_network_line(snapshot.network)))
+        out.append(_clip(f"Net   {network_text(snapshot.network)}"))
     # Failed sources matter more than who is on the GPUs: their lines are counted first, so
     # the users give way ("+N more users") and the brief keeps its height.
     errors = [style.warn(_clip(f"{error.source}: collection failed: {error.message}"))

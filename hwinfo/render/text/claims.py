@@ -29,7 +29,7 @@ def request_text(request: Request) -> str:
     return what + (", shared" if request.share else "")
 
 
-def _labels(system: GpuSystem | None) -> dict[str, str]:
+def device_labels(system: GpuSystem | None) -> dict[str, str]:
     """Device UUID -> its label, for every GPU and MIG device of the snapshot."""
     labels: dict[str, str] = {}
     for gpu in system.gpus if system is not None else ():
@@ -41,7 +41,7 @@ def _labels(system: GpuSystem | None) -> dict[str, str]:
     return labels
 
 
-def _devices(labels: list[str]) -> str:
+def devices_text(labels: list[str]) -> str:
     """"GPU 0,1,2" for whole GPUs; each device's label otherwise."""
     if len(labels) > 1 and all(label.startswith("GPU ") and label[4:].isdigit() for label in labels):
         return "GPU " + ",".join(label[4:] for label in labels)
@@ -59,8 +59,8 @@ def render_claims(claims: Claims | None, system: GpuSystem | None, style: Style,
     if claims is None or not (claims.claims or claims.waiters or claims.ignored):
         return ""
     section = Section("Claims (hwinfo run)", style)
-    labels = _labels(system)
-    rows = [[_devices([labels.get(d, d) for d in claim.devices]), claim.user or f"uid {claim.uid}",
+    labels = device_labels(system)
+    rows = [[devices_text([labels.get(d, d) for d in claim.devices]), claim.user or f"uid {claim.uid}",
              _since(claim.since_seconds, now), claim.command or claim.name]
             for claim in claims.claims]
     if rows:

@@ -16,7 +16,7 @@ from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.units import NA, or_na, pcie_link, percent, size
+from hwinfo.units import NA, celsius, or_na, pcie_link, percent, size, watts
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
@@ -25,7 +25,7 @@ _SEP = " · "
 T = TypeVar("T")
 
 
-def _short_name(name: str | None) -> str:
+def short_name(name: str | None) -> str:
     name = name or NA
     for prefix in _NAME_PREFIXES:
         name = name.removeprefix(prefix)
@@ -59,11 +59,15 @@ def _utilization(gpu: Gpu) -> str:
     return or_na(gpu.utilization_gpu_ratio, percent)
 
 
-def _memory_short(gpu: Gpu) -> str:
+def memory_short(gpu: Gpu) -> str:
     """"31/40 GiB": used and total in the total's unit, for the summary table."""
-    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
-    if total is None:
+    if gpu.memory_total_bytes is None:
         return "shared" if gpu.addressing_mode == "ats" else "n/a"
+    return used_of(gpu.memory_used_bytes, gpu.memory_total_bytes)
+
+
+def used_of(used: float | None, total: float) -> str:
+    """"31/40 GiB", "7.5/9.6 GiB": used ("?" when unknown) and total in the total's unit."""
     unit = next(u for u, scale in _UNITS if total >= scale or u == "MiB")
     scale = dict(_UNITS)[unit]
 
@@ -91,7 +95,7 @@ def _process_count(gpu: Gpu) -> str:
 
 def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
-    name = clip(_short_name(gpu.name), _NAME_WIDTH)
+    name = clip(short_name(gpu.name), _NAME_WIDTH)
     severity, words = gpu_health(gpu)
     health = words if severity is Severity.OK else (
         style.bad(words) if severity is Severity.CRITICAL else style.warn(words))
@@ -101,9 +105,9 @@ def summary_row(gpu: Gpu, style: Style) -> list[str]:
         str(gpu.index),
         name,
         _utilization(gpu),
-        _memory_short(gpu),
-        or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
-        or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
+        memory_short(gpu),
+        or_na(gpu.temperature_celsius, celsius).replace(NA, "n/a"),
+        or_na(gpu.power_draw_watts, watts).replace(NA, "n/a"),
         _process_count(gpu),
         health,
     ]
@@ -228,14 +232,6 @@ def activity_text(activity: Activity) -> str:
     ) + f" (GPM, over {activity.window_seconds:.1f} s)"
 
 
-def _celsius(t: float) -> str:
-    return f"{t:.0f}°C"
-
-
-def _watts(w: float) -> str:
-    return f"{w:.0f} W"
-
-
 def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
             jobs: list[JobResources] | None) -> Section:
     section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
@@ -285,16 +281,16 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
         if gpu.activity is not None:
             section.field("Activity", activity_text(gpu.activity))
     section.field("Temperature", _joined(
-        _part("", gpu.temperature_celsius, _celsius),
-        _part("slowdown", gpu.temperature_slowdown_celsius, _celsius),
-        _part("shutdown", gpu.temperature_shutdown_celsius, _celsius),
+        _part("", gpu.temperature_celsius, celsius),
+        _part("slowdown", gpu.temperature_slowdown_celsius, celsius),
+        _part("shutdown", gpu.temperature_shutdown_celsius, celsius),
         _part("fan", gpu.fan_speed_ratio, percent),
     ))
     section.field("Power", _joined(
-        "draw " + _unavailable(gpu, "power_draw_watts", or_na(gpu.power_draw_watts, _watts)),
-        _part("limit", gpu.power_limit_watts, _watts),
+        "draw " + _unavailable(gpu, "power_draw_watts", or_na(gpu.power_draw_watts, watts)),
+        _part("limit", gpu.power_limit_watts, watts),
         _part("range", gpu.power_min_limit_watts,
-              lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, _watts)}"),
+              lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, watts)}"),
         _part("energy", gpu.energy_joules, lambda j: f"{j / 3.6e6:.1f} kWh"),
     ))
     section.field("Clocks", _clocks(gpu.clocks, gpu.max_clocks))

@@ -7,7 +7,7 @@ from fixtures.machines import shared_tree
 from hwinfo.collect.network import NetworkCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.network import NetInterface, Network
-from hwinfo.render.text.brief import _network_line
+from hwinfo.render.text.brief import network_text
 from hwinfo.render.text.network import render_network
 from hwinfo.render.text.style import Style
 
@@ -27,8 +27,8 @@ def test_the_gpu_node_s_network() -> None:
                         "200 Gb/s ·")
     assert "    mlx5_0 port 1  InfiniBand · ACTIVE, LinkUp · 200 Gb/sec (4X HDR) ·" in lines
     # The bond backs the RoCE LAG, so it is counted with RDMA, not twice.
-    assert _network_line(network) == (
-        "Net   IB 1 of 2 active (200 Gb/s) · RoCE 1 of 1 active (100 Gb/s)")
+    assert network_text(network) == (
+        "IB 1 of 2 active (200 Gb/s) · RoCE 1 of 1 active (100 Gb/s)")
 
 
 def test_a_container_host_s_veths_are_one_line() -> None:
@@ -44,5 +44,5 @@ def test_not_read_and_nothing_there() -> None:
         "network information is not available")
     assert render_network(Network(), PLAIN).splitlines()[1].split() == [
         "Interfaces", "none", "but", "loopback"]
-    assert _network_line(Network()) == "Net   no interface up"
-    assert _network_line(None) == "Net   not available"
+    assert network_text(Network()) == "no interface up"
+    assert network_text(None) == "not available"

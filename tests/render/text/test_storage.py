@@ -11,7 +11,7 @@ from hwinfo.collect.storage import StorageCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.pcie import PcieLinkStatus
 from hwinfo.model.storage import Disk, FileSystem, RaidArray, RaidMember, Storage
-from hwinfo.render.text.brief import _storage_line
+from hwinfo.render.text.brief import storage_text
 from hwinfo.render.text.storage import render_storage, used_share
 from hwinfo.render.text.style import Style
 
@@ -60,8 +60,8 @@ def test_faults_are_said() -> None:
     assert "PCIe gen4 x2 of gen4 x4 (degraded)" in fields["nvme0n1"]
     assert fields["md0"] == ("RAID raid1 · 1.00 GiB · active · degraded: 1 of 2 disks missing · "
                              "recover 25% · of sdb1, sdc1 (faulty)")
-    line = _storage_line(Storage(disks=[narrow], raid_arrays=[array]), PLAIN)
-    assert line == "Disk  1 × NVMe 1.00 GiB · md0 degraded"
+    line = storage_text(Storage(disks=[narrow], raid_arrays=[array]), PLAIN)
+    assert line == "1 × NVMe 1.00 GiB · md0 degraded"
 
 
 def _fs(size: int | None, free: int | None, available: int | None) -> FileSystem:
@@ -75,15 +75,15 @@ def test_used_is_counted_as_df_counts_it() -> None:
     assert used_share(_fs(None, None, None)) is None
     assert used_share(_fs(100, 140, 0)) is None  # more free than there is: no share
     assert used_share(_fs(0, 0, 0)) is None
-    line = _storage_line(Storage(disks=[DISK], filesystems=[_fs(100, 40, 30)]), PLAIN)
-    assert line == "Disk  1 × virtual disk 256 GiB · fullest / 67%"
+    line = storage_text(Storage(disks=[DISK], filesystems=[_fs(100, 40, 30)]), PLAIN)
+    assert line == "1 × virtual disk 256 GiB · fullest / 67%"
 
 
 def test_not_read_is_not_available_and_none_is_none() -> None:
     assert render_storage(None, PLAIN).splitlines()[1].strip() == (
         "storage information is not available")
     assert _fields(Storage()) == {"Disks": "none"}
-    assert _storage_line(None, PLAIN) == "Disk  not available"
+    assert storage_text(None, PLAIN) == "not available"
 
 
 def test_a_document_of_an_hwinfo_that_read_no_disks_has_no_storage_section() -> None:
