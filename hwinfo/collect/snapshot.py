@@ -130,9 +130,8 @@ class SnapshotCollector:
         self.root = root
         # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
         self.pci: PciCollector | None = None
-        # CPU first: where its utilization window opens as it is built (a fresh one where the
-        # command line did not open it: collect/cpu.py), the others' inventory is then read
-        # within it instead of before it.
+        # CPU first: where the command line has not opened its utilization window already
+        # (collect/cpu.py), it opens as it is built, and the others' inventory is read within it.
         self.cpu = _built(CpuCollector, root)
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
