@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hwinfo import sim
 from hwinfo.collect.job_resources import JobResourcesCollector
 from hwinfo.collect.sources import open_collector
 from hwinfo.collect.sysfs import Root
@@ -62,7 +63,7 @@ def _tree(where: Path, hosts: list[JobHost], huge: bool) -> str:
 def _measure(where: Path, hosts: list[JobHost], huge: bool = False) -> tuple[float, float, int]:
     """(collector median s, its share of a daemon snapshot, jobs read)."""
     scenario = _tree(where, hosts, huge)
-    daemon = open_collector(str(where), scenario, processes_below_root=True,
+    daemon = open_collector(str(where), sim.install(scenario), processes_below_root=True,
                             between_samples=True, nvml_timeout=600)
     try:
         snapshot = daemon.collect()

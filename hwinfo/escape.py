@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import html
+import json
 import math
 import re
 from typing import Any, TypeVar
@@ -104,8 +105,6 @@ def unicode(text: str) -> str:
 def to_json(document: Any, indent: int | None = 2) -> str:
     """A JSON document that UTF-8 can encode, lone surrogates written as `\\uXXXX` escapes;
     NaN or an infinity, which JSON cannot spell, is null: a figure not known."""
-    import json  # here: a text report, which needs the other escapes, never loads it
-
     try:
         text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:

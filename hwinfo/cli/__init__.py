@@ -1,7 +1,8 @@
 """The `hwinfo` command line: a group whose subcommands are imported only when run.
 
-`hwinfo report` has a 250 ms budget as a fresh process, so `hwinfo report` must not pay
-for importing the simulator, the exporter or the health rules it does not use.
+Each command's module imports what that command needs at its top, so a fresh `hwinfo report`
+never pays for importing the daemon, the ledger or the simulator (docs/architecture.md,
+"Imports").
 """
 
 from __future__ import annotations

@@ -7,9 +7,13 @@ import sys
 
 import click
 
+import hwinfo
 from hwinfo.cli.ledger import _connect, _engine_options
 from hwinfo.cli.listen import listen_options, load_web_config
 from hwinfo.cli.options import Command, Seconds
+from hwinfo.exporter.http import Server, ServerError
+from hwinfo.exporter.signals import serve_until_stopped
+from hwinfo.ledger.board_server import BoardPage, routes
 from hwinfo.logs import get_logger
 
 # Beside `hwinfo serve`'s 9110. A page for people, not an exporter: Prometheus's port
@@ -32,11 +36,6 @@ def board(url: str | None, ca_file: str | None, address: str, port: int,
           web_config_file: str | None, refresh: float, timeout: float, title: str,
           log_level: str) -> None:
     """Serve the lab's page: every host's GPUs, who holds them, where a job fits."""
-    import hwinfo
-    from hwinfo.exporter.http import Server, ServerError
-    from hwinfo.exporter.signals import serve_until_stopped
-    from hwinfo.ledger.board_server import BoardPage, routes
-
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     web_config = load_web_config(web_config_file)
     page = BoardPage(_connect(url, ca_file, timeout), title, round(refresh), hwinfo.__version__)

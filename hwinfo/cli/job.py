@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from hwinfo.cli.ledger import _connect, _fail, _prometheus_options, _within
-from hwinfo.cli.options import Command, Parsed, duration, use_color
+from hwinfo.cli.options import Command, Parsed, use_color
+from hwinfo.collect.slurm_job import SlurmUnavailable, slurm_job
+from hwinfo.ledger import job as ledger_job
+from hwinfo.ledger.job_diagnosis import diagnose
+from hwinfo.ledger.job_render import job_json, job_text
+from hwinfo.ledger.prometheus import LedgerError
+from hwinfo.ledger.units import duration_seconds, unix_time
+from hwinfo.render.text.style import Style
 
 if TYPE_CHECKING:
     from hwinfo.model.slurm import SlurmJob
@@ -17,16 +24,10 @@ if TYPE_CHECKING:
 SLURM_TIMEOUT = 5.0
 
 
-def _job_id(text: str) -> str:
-    from hwinfo.ledger.job import job_id
-
-    return job_id(text)
-
-
 @click.command(cls=Command)
-@click.argument("jobid", type=Parsed("job id", _job_id))
+@click.argument("jobid", type=Parsed("job id", ledger_job.job_id))
 @_prometheus_options
-@click.option("--since", "since", type=Parsed("duration", duration), default="30d",
+@click.option("--since", "since", type=Parsed("duration", duration_seconds), default="30d",
               show_default=True, help="How far back from --until to look for the job.")
 @click.option("--until", "until", default="now", show_default=True,
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
@@ -39,13 +40,6 @@ def job(jobid: str, url: str | None, ca_file: str | None, timeout: float, no_col
         until: str, fmt: str, ask_slurm: bool) -> None:
     """A Slurm job's GPUs and why it does not draw them: held GPU-hours, busy share, peak
     memory, its own CPU efficiency, host memory and I/O, a verdict, and Slurm's record."""
-    from hwinfo.ledger import job as ledger_job
-    from hwinfo.ledger.job_diagnosis import diagnose
-    from hwinfo.ledger.job_render import job_json, job_text
-    from hwinfo.ledger.prometheus import LedgerError
-    from hwinfo.ledger.units import unix_time
-    from hwinfo.render.text.style import Style
-
     try:
         end = unix_time(until, time.time())
     except ValueError as exc:
@@ -68,8 +62,6 @@ def job(jobid: str, url: str | None, ca_file: str | None, timeout: float, no_col
 
 def _slurm(jobid: str, ask: bool) -> tuple[SlurmJob | None, str | None]:
     """What Slurm says of the job, or why it says nothing."""
-    from hwinfo.collect.slurm_job import SlurmUnavailable, slurm_job
-
     if not ask:
         return None, "not asked (--no-slurm)"
     try:

@@ -12,9 +12,19 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from hwinfo.cli.options import Command, Parsed, Seconds, duration, size, use_color
-from hwinfo.render.units import duration as format_duration
-from hwinfo.render.units import size as format_size
+from hwinfo import inputs
+from hwinfo.cli.options import Command, Parsed, Seconds, use_color
+from hwinfo.ledger import config, render
+from hwinfo.ledger import fits as ledger_fits
+from hwinfo.ledger import fleet as ledger_fleet
+from hwinfo.ledger import usage as ledger_usage
+from hwinfo.ledger.prices import load_prices
+from hwinfo.ledger.prometheus import LedgerError, Prometheus
+from hwinfo.ledger.units import duration_seconds, size_bytes, unix_time
+from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY, add_efficiency
+from hwinfo.render.text.style import Style
+from hwinfo.units import duration as format_duration
+from hwinfo.units import size as format_size
 
 if TYPE_CHECKING:
     from hwinfo.ledger.fleet import Fleet
@@ -83,9 +93,6 @@ def _within(timeout: float, work: Callable[[], T]) -> T:
 
 def _connect(url: str | None, ca_file: str | None, timeout: float) -> Any:
     """Prometheus where the options, the environment or ledger.yml say (ledger/config.py)."""
-    from hwinfo.ledger import config
-    from hwinfo.ledger.prometheus import LedgerError, Prometheus
-
     try:
         return Prometheus(config.resolve(url, ca_file), timeout)
     except config.NoEngine as exc:
@@ -96,7 +103,7 @@ def _connect(url: str | None, ca_file: str | None, timeout: float) -> Any:
 
 @click.command(cls=Command)
 @_prometheus_options
-@click.option("--since", "since", type=Parsed("duration", duration), default="7d",
+@click.option("--since", "since", type=Parsed("duration", duration_seconds), default="7d",
               show_default=True, help="How far back from --until: 30s, 12h, 7d, 1h30m.")
 @click.option("--until", "until", default="now", show_default=True,
               help="End of the range: now, Unix seconds, or e.g. 2026-11-01T08:00:00Z (UTC).")
@@ -112,15 +119,6 @@ def usage(url: str | None, ca_file: str | None, timeout: float, no_color: bool, 
           until: str, by: str, fmt: str, prices: str | None, advise: bool) -> None:
     """Who held which GPUs, busy or idle, over a range, with energy and cost; by job or user,
     their jobs' CPU efficiency and why their GPUs are (not) drawn."""
-    from hwinfo import inputs
-    from hwinfo.ledger import render
-    from hwinfo.ledger import usage as ledger_usage
-    from hwinfo.ledger.prices import load_prices
-    from hwinfo.ledger.prometheus import LedgerError
-    from hwinfo.ledger.units import unix_time
-    from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY, add_efficiency
-    from hwinfo.render.text.style import Style
-
     try:
         end = unix_time(until, time.time())
     except ValueError as exc:
@@ -159,14 +157,14 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 @click.command(cls=Command)
 @_prometheus_options
-@click.option("--need-memory", type=Parsed("size", size), metavar="SIZE",
+@click.option("--need-memory", type=Parsed("size", size_bytes), metavar="SIZE",
               help="Where a job needing this much GPU memory fits now (40GiB, 512MiB), "
                    "instead of every GPU.")
 @click.option("--model", type=Parsed("regex", _pattern), metavar="REGEX",
               help="Only GPUs whose model matches (case-insensitive, anywhere in the name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-@click.option("--wait", "fits_wait", type=Parsed("duration", duration), metavar="DURATION",
+@click.option("--wait", "fits_wait", type=Parsed("duration", duration_seconds), metavar="DURATION",
               help="With --need-memory: until a place fits, at most this long (30m, 2h); "
                    "exit status 75 when none did.")
 @click.option("--poll", type=Seconds(1, 3600), default=15.0, show_default=True,
@@ -179,12 +177,6 @@ def fleet(url: str | None, ca_file: str | None, timeout: float, no_color: bool,
 
     With --wait, --timeout bounds each look, and Ctrl-C ends the wait at once.
     """
-    from hwinfo.ledger import fits as ledger_fits
-    from hwinfo.ledger import fleet as ledger_fleet
-    from hwinfo.ledger import render
-    from hwinfo.ledger.prometheus import LedgerError
-    from hwinfo.render.text.style import Style
-
     prometheus = _connect(url, ca_file, timeout)
 
     def look() -> Fleet:

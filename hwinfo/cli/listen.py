@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import click
 
 from hwinfo.cli.options import F
-
-if TYPE_CHECKING:
-    from hwinfo.exporter.webconfig import WebConfig
+from hwinfo.exporter.webconfig import WebConfig, WebConfigError
+from hwinfo.exporter.webconfig import load_web_config as load
 
 
 def listen_options(default_port: int) -> Callable[[F], F]:
@@ -36,10 +34,6 @@ def load_web_config(path: str | None) -> WebConfig | None:
     """The --web-config file, or None without one; a ClickException naming what is wrong."""
     if path is None:
         return None
-    # Only here: it imports ssl, which a server answering plain HTTP does without.
-    from hwinfo.exporter.webconfig import WebConfigError
-    from hwinfo.exporter.webconfig import load_web_config as load
-
     try:
         return load(path)
     except WebConfigError as exc:

@@ -15,13 +15,18 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
+from hwinfo.collect.errors import SetupError
+from hwinfo.escape import printable
+
+if TYPE_CHECKING:
+    from hwinfo.sim import Machine
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,20 +99,6 @@ class Parsed(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-def duration(text: str) -> float:
-    """A duration as people type it (30s, 12h, 1h30m), in seconds; for Parsed."""
-    from hwinfo.ledger.units import duration_seconds
-
-    return duration_seconds(text)
-
-
-def size(text: str) -> int:
-    """A size as people type it (40GiB, 512MiB), in bytes; for Parsed."""
-    from hwinfo.ledger.units import size_bytes
-
-    return size_bytes(text)
-
-
 def _param(ctx: click.Context, name: str) -> click.Parameter:
     return next(p for p in ctx.command.params if p.name == name)
 
@@ -171,10 +162,6 @@ class Command(click.Command):
             try:
                 return super().invoke(ctx)
             except click.ClickException as exc:
-                # Imported only here: escaping's own imports (json, dataclasses) would
-                # otherwise come before a report's CPU window opens (collect/cpu.py).
-                from hwinfo.escape import printable
-
                 # A message may quote a server or a file: it stays one line on a terminal.
                 exc.message = printable(exc.message)
                 raise
@@ -186,6 +173,20 @@ def simulate_option(fn: F) -> F:
         metavar="NAME|FILE",
         help="Read GPUs from the simulated NVML with this scenario (`hwinfo sim list`).",
     )(fn)
+
+
+def simulated(simulate: str | None) -> Machine | None:
+    """The simulated machine --simulate names, installed under pynvml; None without the option.
+    SetupError when its scenario cannot be used."""
+    if not simulate:
+        return None
+    # --simulate's own (25 ms): a command on this machine's NVML never imports the simulator.
+    from hwinfo import sim
+
+    try:
+        return sim.install(sim.load_scenario(simulate))
+    except sim.ScenarioError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def root_option(fn: F) -> F:

@@ -6,18 +6,22 @@ import os
 import pwd
 import signal
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
-from hwinfo.cli.options import Command, Parsed, duration, nvml_timeout_option, simulate_option, size
+from hwinfo.child import StartError, start, wait_forwarding
+from hwinfo.cli.options import Command, Parsed, nvml_timeout_option, simulate_option, simulated
+from hwinfo.collect.claims import ClaimsError, directory_path
+from hwinfo.collect.deadline import GuardedGpu, Stalled
+from hwinfo.collect.errors import SetupError, StaleGpu
+from hwinfo.collect.sources import open_gpu
 from hwinfo.escape import printable
-
-if TYPE_CHECKING:
-    from hwinfo.collect.deadline import GuardedGpu
-    from hwinfo.model.gpu import GpuSystem
-    from hwinfo.run.claimdir import Held
-    from hwinfo.run.wait import Standing
+from hwinfo.ledger.units import duration_seconds, size_bytes
+from hwinfo.model.claims import Request
+from hwinfo.model.gpu import GpuSystem
+from hwinfo.run.choose import Asker
+from hwinfo.run.claimdir import Directory, Held
+from hwinfo.run.wait import NeverFits, NoFit, Standing, obtain
 
 # Exit status when nothing fits within --wait: sysexits.h's EX_TEMPFAIL, "try again later".
 NO_FIT_EXIT = 75
@@ -32,14 +36,14 @@ CLAIM_VAR = "HWINFO_CLAIM"
                                               "ignore_unknown_options": True})
 @click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True,
               help="How many GPUs (or MIG devices) the command needs.")
-@click.option("--need-memory", type=Parsed("size", size), metavar="SIZE",
+@click.option("--need-memory", type=Parsed("size", size_bytes), metavar="SIZE",
               help="Free GPU memory each must have (40GiB, 512MiB); with --gpus 1 a MIG "
                    "device large enough will do too.")
 @click.option("--mig-profile", metavar="NAME",
               help="A MIG device of this profile (1g.10gb, 3g.40gb); CUDA shows a process one.")
 @click.option("--share", is_flag=True,
               help="Take devices other users' processes are on (never one another run claimed).")
-@click.option("--wait", "wait", type=Parsed("duration", duration), default=None,
+@click.option("--wait", "wait", type=Parsed("duration", duration_seconds), default=None,
               metavar="DURATION",
               help="Wait in line this long (30s, 2h) when nothing fits now; default: not at all.")
 @nvml_timeout_option(10.0, "past it, run gives up (exit status 1).")
@@ -56,20 +60,13 @@ def run(gpus: int, need_memory: int | None, mig_profile: str | None, share: bool
 
     Example: hwinfo run --need-memory 40GiB --wait 2h -- python train.py
     """
-    from hwinfo.collect.claims import ClaimsError, directory_path
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.model.claims import Request
-    from hwinfo.run.choose import Asker
-    from hwinfo.run.claimdir import Directory
-    from hwinfo.run.wait import NeverFits, NoFit, obtain
-
     if mig_profile is not None and gpus > 1:
         raise click.UsageError("--mig-profile takes one MIG device: CUDA makes only one "
                                "visible to a process")
     request = Request(gpus, need_memory, mig_profile, share)
     try:
         directory = Directory(directory_path())
-        gpu = _open_gpu(simulate, nvml_timeout)
+        gpu = open_gpu(simulated(simulate), nvml_timeout=nvml_timeout)
     except (ClaimsError, SetupError) as exc:
         raise click.ClickException(str(exc)) from None
     status = _Status()
@@ -89,18 +86,8 @@ def run(gpus: int, need_memory: int | None, mig_profile: str | None, share: bool
                     os.path.join(directory.path, claim.name), claim))
 
 
-def _open_gpu(simulate: str | None, nvml_timeout: float) -> GuardedGpu:
-    from hwinfo.collect.sources import open_gpu
-
-    return open_gpu(simulate, nvml_timeout=nvml_timeout)[0]
-
-
 def _read(gpu: GuardedGpu) -> GpuSystem:
     """A GPU snapshot; one saying why where NVML does not answer in time."""
-    from hwinfo.collect.deadline import Stalled
-    from hwinfo.collect.errors import StaleGpu
-    from hwinfo.model.gpu import GpuSystem
-
     try:
         return gpu.collect()
     except (Stalled, StaleGpu) as exc:
@@ -117,9 +104,8 @@ def _me() -> str | None:
 def _start(command: tuple[str, ...], simulate: str | None, uuids: list[str], where: str,
            claim: Held) -> int:
     """The command's exit status, run with the devices and for as long as the claim is held."""
-    from hwinfo.child import StartError, start, wait_forwarding
-
     if simulate:  # the command's own NVML clients see the same simulated machine
+        # --simulate's own, as the machine it installed (options.simulated).
         from hwinfo.sim.run import child_environment
 
         env = child_environment(simulate)

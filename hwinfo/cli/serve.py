@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Mapping
 
 import click
 
+import hwinfo
 from hwinfo.cli.listen import listen_options, load_web_config
 from hwinfo.cli.options import (
     Command,
@@ -17,15 +20,18 @@ from hwinfo.cli.options import (
     root_given,
     root_option,
     simulate_option,
+    simulated,
 )
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.gpu import accounting_state
+from hwinfo.collect.snapshot import SnapshotCollector
+from hwinfo.collect.sources import open_collector
 from hwinfo.exporter.catalogue import SNAPSHOT_GROUPS
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from hwinfo.collect.gpu.accounting_state import Judged
-    from hwinfo.collect.snapshot import SnapshotCollector
-
+from hwinfo.exporter.daemon import Daemon, Options
+from hwinfo.exporter.exposition import Selection, render
+from hwinfo.exporter.http import ServerError
+from hwinfo.exporter.status import DaemonStatus
+from hwinfo.outputs import OutputError, check_target, write_output
 
 # Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
 # superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
@@ -47,14 +53,11 @@ def _selection_options(fn: F) -> F:
 
 def _collector(
     root: str, simulate: str | None, disabled: tuple[str, ...], between_samples: bool,
-    nvml_timeout: float, accounting_resumed: Mapping[str, Judged] | None = None,
+    nvml_timeout: float, accounting_resumed: Mapping[str, accounting_state.Judged] | None = None,
 ) -> SnapshotCollector:
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.sources import open_collector
-
     gpu_groups = {"gpu", "mig", "users", "jobs"}
     try:
-        return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
+        return open_collector(root, simulated(simulate), gpus=not gpu_groups <= set(disabled),
                               with_jobs="jobs" not in disabled,
                               between_samples=between_samples, nvml_timeout=nvml_timeout,
                               processes_below_root=root_given(),
@@ -82,18 +85,10 @@ def serve(
     disabled: tuple[str, ...], simulate: str | None, root: str,
 ) -> None:
     """Serve this machine's state as Prometheus metrics."""
-    from hwinfo.exporter.daemon import Daemon, Options
-    from hwinfo.exporter.exposition import Selection
-    from hwinfo.exporter.http import ServerError
-
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     web_config = load_web_config(web_config_file)
     resumed = None
     if state_dir is not None:
-        import os
-
-        from hwinfo.collect.gpu import accounting_state
-
         # systemd joins several StateDirectory= paths with ':'; hwinfo's unit names one.
         state_dir = state_dir.split(":")[0]
         if not os.path.isdir(state_dir):
@@ -123,13 +118,6 @@ def serve(
 def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml_timeout: float,
            simulate: str | None, root: str) -> None:
     """Write the metrics once, atomically, for node_exporter's textfile collector."""
-    import time
-
-    import hwinfo
-    from hwinfo.exporter.exposition import Selection, render
-    from hwinfo.exporter.status import DaemonStatus
-    from hwinfo.outputs import OutputError, check_target, write_output
-
     what = f"--textfile {textfile}"
     try:
         check_target(textfile, what)  # before collecting: a wrong target wastes no NVML time

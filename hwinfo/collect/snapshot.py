@@ -12,17 +12,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import hwinfo
+from hwinfo.collect.claims import read_claims
 from hwinfo.collect.cpu import CpuCollector
 from hwinfo.collect.errors import StaleGpu
+from hwinfo.collect.host import HostCollector
+from hwinfo.collect.memory import MemoryCollector
+from hwinfo.collect.network import NetworkCollector
+from hwinfo.collect.storage import StorageCollector
 from hwinfo.collect.sysfs import Root, RootError
+from hwinfo.model.host import Host
+from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
     from hwinfo.collect.job_resources import JobResourcesCollector
     from hwinfo.collect.pci import PciCollector
     from hwinfo.model.gpu import GpuSystem
-    from hwinfo.model.host import Host
-    from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -96,8 +101,6 @@ class _Unreadable:
 
     @staticmethod
     def identity() -> Host:
-        from hwinfo.model.host import Host
-
         return Host(**dict.fromkeys(f.name for f in dataclasses.fields(Host)))
 
 
@@ -127,15 +130,9 @@ class SnapshotCollector:
         self.root = root
         # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
         self.pci: PciCollector | None = None
-        # CPU first: its utilization window opens as it is built, and the others' inventory
-        # is then read within the window instead of before it; their modules are imported
-        # within it too.
+        # CPU first: where the command line has not opened its utilization window already
+        # (collect/cpu.py), it opens as it is built, and the others' inventory is read within it.
         self.cpu = _built(CpuCollector, root)
-        from hwinfo.collect.host import HostCollector
-        from hwinfo.collect.memory import MemoryCollector
-        from hwinfo.collect.network import NetworkCollector
-        from hwinfo.collect.storage import StorageCollector
-
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
         self.storage = _built(StorageCollector, root)
@@ -150,10 +147,6 @@ class SnapshotCollector:
             self.gpu.close()
 
     def collect(self) -> Snapshot:
-        # Imported here, not above: the snapshot's model imports the GPU model, which a
-        # command would otherwise import before its collectors start (collect/sources.py).
-        from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
-
         run = _Collection(time.time(), self.root)
         # Failed (its uptime file refused), the host section still names the host.
         host = run.read("host", self.host.collect, whole=False) or self.host.identity()
@@ -176,8 +169,6 @@ class SnapshotCollector:
             pci = run.read("pci", self.pci.collect, whole=False)
         claims = None
         if self.claims is not None:
-            from hwinfo.collect.claims import read_claims
-
             path = self.claims
             claims = run.read("claims", lambda: read_claims(path, self.with_commands), whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -95,15 +94,8 @@ class Daemon:
     def serve(self, server: Server) -> int | None:
         """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only);
         the signal that stopped it (exporter/signals.py; SIGHUP reloads the web config)."""
-
-        def started() -> None:
-            # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep
-            # scrapes from queueing behind it.
-            sys.setswitchinterval(0.001)
-            self.sampler.start()
-
         try:
-            return serve_until_stopped(server, log, started)
+            return serve_until_stopped(server, log, self.sampler.start)
         finally:
             self._wind_down(_WIND_DOWN_SECONDS)
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hwinfo.exporter.http import Handler, Request, Response, gzip_bytes
-from hwinfo.exporter.sampler import Published
 from hwinfo.render.html.assets import ASSET_HEADERS, ASSETS, PAGE_HEADERS, Asset
+
+if TYPE_CHECKING:  # the sampler, and the collectors with it, are serve's, not the board's
+    from hwinfo.exporter.sampler import Published
 
 HTML = "text/html; charset=utf-8"
 # The page reloads at the sampler's pace, but never more than every 2 s nor less than a minute.

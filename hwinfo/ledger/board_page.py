@@ -20,7 +20,7 @@ from hwinfo.ledger.fleet import Fit, Fleet, Gpu, Host, MigDevice
 from hwinfo.render.html.machine import slices
 from hwinfo.render.html.page import Markup, cell, document, el, join, raw
 from hwinfo.render.text.gpu import short_name, used_of
-from hwinfo.render.units import duration, size
+from hwinfo.units import duration, size
 
 # Rows of the people's tables and of the fits; the rest are counted.
 ROWS_SHOWN = 12

@@ -16,7 +16,7 @@ from hwinfo.ledger.advice import catalogue_profiles, smallest_fit
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
 from hwinfo.ledger.units import duration_text, utc
 from hwinfo.ledger.usage import ledger_group, past_range, plausible, possible, window
-from hwinfo.render.units import size
+from hwinfo.units import percent, size
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
 # names it only where the environment was readable (slurm_array_task is not a label), so
@@ -226,8 +226,6 @@ def _profiles(samples: list[Sample]) -> dict[str, dict[str, dict[str, float]]]:
 
 def _advise(job: Job, profiles: dict[str, dict[str, dict[str, float]]]) -> list[str]:
     """At most two lines a researcher can act on."""
-    from hwinfo.render.units import percent, size
-
     lines = []
     busy = [g for g in job.gpus if g.busy_ratio is not None]
     underused = [g for g in busy if (g.busy_ratio or 0) < _UNDERUSED_BUSY_RATIO]

@@ -16,7 +16,7 @@ from hwinfo.ledger.units import duration_text, figure
 from hwinfo.ledger.usage import window
 from hwinfo.ledger.verdict import Verdict, judge
 from hwinfo.model.slurm import SlurmJob
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 # The disk inventory's series (exporter/metrics_storage.py): a disk's kind by its name.
 DISK_INFO = "hwinfo_disk_info"

@@ -13,7 +13,7 @@ from hwinfo.ledger.units import duration_text, figure
 from hwinfo.ledger.usage import JOULES_PER_KWH
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration, percent, size
+from hwinfo.units import duration, percent, size
 
 _GPU_FIELDS = ("held_seconds", "held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds",
                "unknown_gpu_seconds", "device_judged_gpu_seconds", "unmetered_gpu_seconds",

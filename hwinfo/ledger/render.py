@@ -21,7 +21,7 @@ from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
 from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either

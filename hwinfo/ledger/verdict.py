@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hwinfo.ledger.job_resources import JobResources
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 VERDICTS = ("gpu-bound", "cpu-bound", "io-bound", "idle", "underused", "unknown")
 # Mean GPU utilization while held at or above which the GPUs are busy: nothing to fix.

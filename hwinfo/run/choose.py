@@ -19,7 +19,7 @@ from hwinfo.model.claims import Request
 from hwinfo.model.gpu import GpuProcess, GpuSystem
 from hwinfo.placement import GPU, MIG_DEVICE, fits, rank
 from hwinfo.render.text.claims import device_label
-from hwinfo.render.units import size
+from hwinfo.units import size
 
 
 @dataclass(frozen=True)

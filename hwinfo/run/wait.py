@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from hwinfo.collect.claims import CLAIM, WAIT, Reading, user_namer
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.render.text.claims import request_text
-from hwinfo.render.units import duration
 from hwinfo.run.choose import Asker, Device, choose, devices, hindrance, never
 from hwinfo.run.claimdir import Busy, Directory, Held
+from hwinfo.units import duration
 
 POLL_SECONDS = 0.25
 # Each pause is this much longer or shorter at random, so that waiters started together do

@@ -11,6 +11,7 @@ from pathlib import Path
 import hwinfo
 from hwinfo.child import StartError, start, wait_forwarding
 from hwinfo.sim import ENV_VAR
+from hwinfo.sim.live import TooManyProcesses, live_processes
 
 BOOTSTRAP = Path(__file__).parent / "bootstrap"
 # Where the bootstrap loads the hwinfo package from (its directory, not its parent).
@@ -45,8 +46,6 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
     """Run argv with the simulator in place of the driver; its exit status. With `live`, the
     scenario's processes are backed by real placeholder processes (live.py) meanwhile."""
     if live:
-        from hwinfo.sim.live import TooManyProcesses, live_processes
-
         try:
             with live_processes(scenario) as rebound:
                 return _call(str(rebound), argv)

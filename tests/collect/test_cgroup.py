@@ -119,7 +119,7 @@ def test_a_process_that_ends_reads_as_not_read() -> None:
 
 
 def test_tree_owners_read_status_cmdline_and_cgroup(tmp_path: Path) -> None:
-    from hwinfo.collect.gpu.processes import ProcessOwner, tree_owners
+    from hwinfo.collect.gpu.owners import ProcessOwner, tree_owners
 
     root = _tree(tmp_path, 11, HOSTILE["huge"])  # a hostile cgroup: the user stays
     (tmp_path / "proc/11/status").write_text("Name:\tpython3\nUid:\t1234\t1234\t1234\t1234\n")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hwinfo import sim
 from hwinfo.collect.job_resources import JobResourcesCollector, jobs_on
 from hwinfo.collect.sources import open_collector
 from hwinfo.collect.sysfs import Root
@@ -37,7 +38,7 @@ def _scenario(tmp_path: Path, pids: list[int], gib: int = 30) -> str:
 
 
 def _jobs(root: Path, pids: list[int], daemon: bool = True) -> list[JobResources]:
-    collector = open_collector(str(root), str(_scenario(root, pids)), between_samples=daemon,
+    collector = open_collector(str(root), sim.install(_scenario(root, pids)), between_samples=daemon,
                                processes_below_root=True)
     try:
         snapshot = collector.collect()
@@ -98,7 +99,7 @@ def test_a_job_without_a_cgroup_of_its_own_in_a_controller(tmp_path: Path) -> No
 
 def _busy(tmp_path: Path, host: JobHost) -> tuple[Path, JobResourcesCollector, GpuSystem]:
     root = write_host(host, tmp_path)
-    collector = open_collector(str(root), _scenario(root, [host.pid]), between_samples=True,
+    collector = open_collector(str(root), sim.install(_scenario(root, [host.pid])), between_samples=True,
                                processes_below_root=True)
     gpu = collector.collect().gpu
     collector.close()

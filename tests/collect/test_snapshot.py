@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwinfo.collect import cpu_topology
+from hwinfo.collect import cpu
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.snapshot import Snapshot
@@ -35,7 +35,7 @@ def test_an_inventory_that_cannot_be_built_fails_its_section_only(
     def broken(*args: object) -> None:
         raise ValueError("unexpected topology")
 
-    monkeypatch.setattr(cpu_topology, "read_topology", broken)
+    monkeypatch.setattr(cpu, "read_topology", broken)
     snapshot = _collect(tmp_path, "MemTotal:       1024 kB\nMemFree:  512 kB\n")
     assert snapshot.cpu is None
     assert snapshot.errors == [SourceError("cpu", "ValueError: unexpected topology")]

@@ -23,7 +23,7 @@ LATIN1 = "caf\udce9"  # "café" in Latin-1, as psutil hands over a byte that is 
 
 
 def _snapshot(source: str | Path) -> Snapshot:
-    collector = open_collector("/", str(source))
+    collector = open_collector("/", sim.install(source))
     try:
         return collector.collect()
     finally:

@@ -9,7 +9,7 @@ from hwinfo.model.claims import Claim, Claims
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.render.html.page import Markup, el
 from hwinfo.render.text.claims import device_labels, devices_text, request_text
-from hwinfo.render.units import duration
+from hwinfo.units import duration
 
 
 def claimant(claim: Claim) -> str:

@@ -27,7 +27,7 @@ from hwinfo.render.text.brief import cpu_text, memory_text, network_text, storag
 from hwinfo.render.text.gpu import memory_short, short_name, used_of
 from hwinfo.render.text.gpu_processes import process_owner, user_totals
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, celsius, duration, or_na, percent, size, watts
+from hwinfo.units import NA, celsius, duration, or_na, percent, size, watts
 
 # Holders listed per GPU or MIG device, most memory first; the rest are counted.
 HOLDERS_SHOWN = 6

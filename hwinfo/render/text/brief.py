@@ -20,7 +20,7 @@ from hwinfo.render.text.layout import WIDTH, Section, clip
 from hwinfo.render.text.memory import share
 from hwinfo.render.text.storage import kind_name, used_share
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, link_rate, or_na, percent, size
+from hwinfo.units import NA, duration, link_rate, or_na, percent, size
 
 LINES = 24
 _SEP = " · "

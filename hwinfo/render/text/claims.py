@@ -8,7 +8,7 @@ from hwinfo.model.claims import Claims, Request
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration, size
+from hwinfo.units import duration, size
 
 
 def device_label(gpu: int, mig_index: int | None = None, profile: str | None = None) -> str:

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
 from hwinfo.escape import printable_copy
+from hwinfo.health.findings import Severity
+from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
 from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
@@ -14,7 +16,7 @@ from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
 from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, celsius, or_na, pcie_link, percent, size, watts
+from hwinfo.units import NA, celsius, or_na, pcie_link, percent, size, watts
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
@@ -94,11 +96,6 @@ def _process_count(gpu: Gpu) -> str:
 def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
     name = clip(short_name(gpu.name), _NAME_WIDTH)
-    # Imported where a GPU is shown: the health rules cost a report without GPUs 10 ms,
-    # their findings' types 2 ms.
-    from hwinfo.health.findings import Severity
-    from hwinfo.health.labels import gpu_health
-
     severity, words = gpu_health(gpu)
     health = words if severity is Severity.OK else (
         style.bad(words) if severity is Severity.CRITICAL else style.warn(words))

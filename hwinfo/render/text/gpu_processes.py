@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 from hwinfo.model.jobs import JobResources
 from hwinfo.render.text.layout import Section, clip
-from hwinfo.render.units import NA, duration, or_na, percent, size, size_short
+from hwinfo.units import NA, duration, or_na, percent, size, size_short
 
 
 def process_owner(proc: GpuProcess) -> tuple[str, str]:

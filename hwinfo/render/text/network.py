@@ -7,7 +7,7 @@ from hwinfo.model.network import NetInterface, Network, RdmaDevice, RdmaPort
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.pcie import link_text
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, link_rate
+from hwinfo.units import NA, link_rate
 
 _SEP = " · "
 # Interfaces without a device (veth, tun, ifb, ...) are named on one line; a container host

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hwinfo.model.pcie import PcieLinkStatus
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import pcie_link
+from hwinfo.units import pcie_link
 
 
 def link_text(link: PcieLinkStatus, style: Style) -> str:

@@ -13,7 +13,7 @@ from hwinfo.render.text.memory import render_memory
 from hwinfo.render.text.network import render_network
 from hwinfo.render.text.storage import render_storage
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration
+from hwinfo.units import duration
 
 
 def source_note(state: SourceState | None, snapshot_age: float) -> str | None:

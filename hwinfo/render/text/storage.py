@@ -7,7 +7,7 @@ from hwinfo.model.storage import Disk, FileSystem, MappedDevice, RaidArray, Stor
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.pcie import link_text
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.units import NA, or_na, percent, size
 
 # How the report names each Disk.kind.
 KIND_NAMES = {"nvme": "NVMe", "ssd": "SSD", "hdd": "HDD", "virtual": "virtual disk",

@@ -18,7 +18,7 @@ from hwinfo.model.sources import STALE, SourceState
 from hwinfo.render.html.machine import Reading, render_machine
 from hwinfo.render.text.brief import render_brief
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import size
+from hwinfo.units import size
 from tests.render.pages.dom import Node, parse
 
 # The elements hwinfo's pages are made of: a name that became markup would add another.
