@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hwinfo import sim
 from hwinfo.collect.sources import open_collector
 
 GPUS = 8
@@ -59,7 +60,8 @@ def _tree(where: Path, kind: str) -> str:
 
 def _medians(root: Path, scenario: str) -> tuple[float, float]:
     """(inside the NVML deadline, the whole GPU sample) medians in seconds."""
-    collector = open_collector(str(root), scenario, processes_below_root=True, nvml_timeout=600)
+    collector = open_collector(str(root), sim.install(scenario), processes_below_root=True,
+                               nvml_timeout=600)
     guarded = collector.gpu
     inner = guarded.inner  # type: ignore[union-attr]
     try:

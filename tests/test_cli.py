@@ -212,7 +212,11 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert f"memory: collection failed: nothing could be read below {tmp_path}" in result.stdout
     doc = json.loads(run("report", "--no-gpu", "--root", str(tmp_path), "--format", "json").stdout)
     assert {s["source"]: s["state"] for s in doc["sources"]} == {
-        "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
+        "host": "ok", "memory": "failed", "storage": "failed", "network": "failed",
+        "gpu": "not_collected", "claims": "ok", "cpu": "failed"}
+    # No claims directory below the root: no claims, which is a fact, not a failure.
+    assert doc["claims"] == {"directory": f"{tmp_path}/run/hwinfo/claims", "present": False,
+                             "claims": [], "waiters": [], "ignored": []}
     assert doc["memory"] is None and doc["cpu"] is None
 
 
@@ -257,4 +261,5 @@ def test_brief_is_one_screen() -> None:
     result = run("report", "--simulate", "dgx-h100", "--brief", "--no-color")
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and len(lines) <= 24 and max(map(len, lines)) <= 80
-    assert lines[3].startswith("GPUs  8 · driver")
+    assert [line[:6] for line in lines[3:5]] == ["Disk  ", "Net   "]
+    assert lines[5].startswith("GPUs  8 · driver")

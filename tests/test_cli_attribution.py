@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fixtures.cgroups import ALICE, CASE, FORGED, MALLORY, attributed_tree, write_process
 from tests.fixtures.machines import MACHINES, write_tree
@@ -69,18 +70,18 @@ def test_metrics_attribute_mig_devices_and_charge_containers(tmp_path: Path) -> 
     done = subprocess.run([*HWINFO, "export", "--simulate", "dgx-a100-mig", "--root", str(root),
                            "--textfile", "-"], capture_output=True, text=True, timeout=60,
                           check=False)
-    lines = done.stdout.splitlines()
-    attributed = [line for line in lines if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{")]
+    attributed = _series(done.stdout, "hwinfo_gpu_attributed_memory_used_bytes", keep_gpu=True)
     assert len(attributed) == 2
-    assert all('gpu="0"' in line and 'gpu_instance_id="7",compute_instance_id="0"' in line
-               for line in attributed)
-    assert any('slurm_job="3385"' in line and 'user="carol"' in line for line in attributed)
-    assert any('container_id="5dace3de0735' in line and 'user="docker:5dace3de0735"' in line
-               for line in attributed)
-    mig_users = [line for line in lines if line.startswith("hwinfo_mig_device_user_memory_used_bytes{")
-                 and 'gpu="0"' in line and 'gpu_instance_id="7"' in line]
-    assert any('user="docker:5dace3de0735"' in line for line in mig_users)
-    assert not any('user="root"' in line for line in mig_users)
+    assert all(("gpu", "0") in labels and ("gpu_instance_id", "7") in labels
+               and ("compute_instance_id", "0") in labels for labels in attributed)
+    owners = {dict(labels)["user"]: dict(labels) for labels in attributed}
+    assert owners["carol"]["slurm_job"] == "3385"
+    assert owners["docker:5dace3de0735"]["container_id"].startswith("5dace3de0735")
+    mig_users = {dict(labels)["user"] for labels in _series(
+        done.stdout, "hwinfo_mig_device_user_memory_used_bytes", keep_gpu=True)
+        if ("gpu", "0") in labels and ("gpu_instance_id", "7") in labels}
+    assert "docker:5dace3de0735" in mig_users
+    assert "root" not in mig_users
 
 
 # Alice's real job 4242 beside each way of forging it, on a cgroup v2 host and on a v1 one:
@@ -126,8 +127,8 @@ def test_forged_cgroups_charge_their_own_users(tmp_path: Path, cgroup: str) -> N
                            "--textfile", "-"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     attributed = _series(done.stdout, "hwinfo_gpu_attributed_memory_used_bytes")
-    assert attributed == {(("user", "alice"), ("slurm_job", "4242"), ("pod_uid", ""),
-                           ("container_id", "")): memory[4001] * 2**20}
+    assert attributed == {(("container_id", ""), ("pod_uid", ""), ("slurm_job", "4242"),
+                           ("user", "alice")): memory[4001] * 2**20}
     owners = {pid: uid for pid, uid, _ in (_V2_HOST if cgroup == "v2" else _V1_HOST)}
     names = {ALICE: "alice", MALLORY: "mallory", 0: "root"}
     expected: dict[str, int] = {}
@@ -144,13 +145,11 @@ def test_forged_cgroups_charge_their_own_users(tmp_path: Path, cgroup: str) -> N
     assert in_job == {4001}
 
 
-def _series(exposition: str, metric: str) -> dict[tuple[tuple[str, str], ...], float]:
-    """The samples of one metric: its labels other than the GPU's -> value."""
-    found = {}
-    for line in exposition.splitlines():
-        if line.startswith(metric + "{"):
-            labels, value = line[len(metric) + 1:].rsplit("} ", 1)
-            pairs = tuple((k, v.strip('"')) for k, v in (p.split("=", 1) for p in labels.split(",")))
-            found[tuple(p for p in pairs if p[0] not in ("gpu", "uuid", "gpu_instance_id",
-                                                         "compute_instance_id"))] = float(value)
-    return found
+def _series(exposition: str, metric: str, keep_gpu: bool = False
+            ) -> dict[tuple[tuple[str, str], ...], float]:
+    """The samples of one metric, as a scraper parses them: its labels (sorted by name, without
+    the GPU's unless `keep_gpu`) -> value."""
+    dropped = {"gpu", "uuid", "gpu_instance_id", "compute_instance_id"} if not keep_gpu else set()
+    return {tuple(sorted((k, v) for k, v in s.labels.items() if k not in dropped)): s.value
+            for family in text_string_to_metric_families(exposition)
+            for s in family.samples if s.name == metric}

@@ -198,3 +198,16 @@ def test_a_fifo_for_a_file_is_one_line(lab: Lab) -> None:
     lab.user.parent.mkdir(parents=True)
     os.mkfifo(lab.user)  # no writer: reading it by name would wait for ever
     assert one_line_error(lab.run("fleet")) == f"Error: {lab.user}: not a regular file (a FIFO)"
+
+
+def test_the_board_finds_its_engine_as_the_other_commands_do(
+        lab: Lab, demanding: tuple[str, list[Heard]]) -> None:
+    from tests.exporter.serving import get
+    from tests.exporter.serving import serving as running
+
+    url, heard = demanding
+    lab.write(lab.user, f"{url}/user", ANN, mode=0o600)
+    with running(command="board", ready=False, env=lab.environ) as board:
+        status, _, page = get(board + "/")
+        assert status == 200 and b"user:9110" in page
+    assert asked(heard) == {("user", basic(*ANN))}

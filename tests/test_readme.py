@@ -100,7 +100,7 @@ def _shown_in(expected: list[str], output: list[str]) -> bool:
     return True
 
 
-def test_readme_examples_are_the_program_s_output() -> None:
+def test_readme_examples_are_the_program_s_output(tmp_path: Path) -> None:
     import os
     import shlex
     import subprocess
@@ -117,7 +117,9 @@ def test_readme_examples_are_the_program_s_output() -> None:
                 else a for a in argv[1:]]
         run = subprocess.run([str(hwinfo), *argv], check=False, capture_output=True, text=True,
                              timeout=120,
-                             env={**os.environ, "NO_COLOR": "1"}, cwd=REPO)
+                             # `hwinfo run`'s claims in a directory of the test's own
+                             env={**os.environ, "NO_COLOR": "1", "HWINFO_CLAIMS_DIR": str(tmp_path)},
+                             cwd=REPO)
         output = [line.rstrip() for line in run.stdout.split("\n")]
         assert _shown_in(expected, output), (
             f"README example of `{command}` differs from its output:\n{run.stdout}{run.stderr}"
@@ -166,7 +168,14 @@ def test_the_trial_lab_recipe_changes_what_it_says(tmp_path: Path) -> None:
     recipe = page[page.index("### A trial lab that answers in minutes"):]
     recipe = recipe[:recipe.index("\n## ")]
     ledger = (REPO / "prometheus" / "hwinfo-ledger.yml").read_text()
-    assert ledger.count("interval: 1m") == 1 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    assert ledger.count("interval: 1m") == 2 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    # The jobs group's rate windows go with its interval, by the recipe's own command.
+    (rules_sed,) = re.findall(r"`(sed -i '[^']*' prometheus/hwinfo-ledger\.yml)`", recipe)
+    (tmp_path / "prometheus").mkdir()
+    (tmp_path / "prometheus" / "hwinfo-ledger.yml").write_text(ledger)
+    subprocess.run(["sh", "-c", rules_sed], cwd=tmp_path, check=True, timeout=60)
+    trial = (tmp_path / "prometheus" / "hwinfo-ledger.yml").read_text()
+    assert "interval: 1m" not in trial and "[1m]" not in trial and trial.count("interval: 15s") == 2
     assert ledger.count("for: 1h") == 1 and "`for: 1h` becomes `for: 5m`" in recipe
     (sed,) = re.findall(r"`(sed -i '[^']*' grafana/lab\.json)`", recipe)
     (tmp_path / "grafana").mkdir()

@@ -20,9 +20,18 @@ from hwinfo.cli.options import (
     root_given,
     root_option,
     simulate_option,
+    simulated,
     use_color,
 )
 from hwinfo.cli.stdout import StdoutError, fail, write_fd
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.sources import open_source
+from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
+from hwinfo.render.json import render_json, render_topology_json
+from hwinfo.render.text.brief import LINES, render_brief
+from hwinfo.render.text.report import fit_screen, render_text
+from hwinfo.render.text.style import Style
+from hwinfo.render.text.topology import render_topology
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
@@ -121,29 +130,18 @@ def report(
 
     Exit status 0, or 1 when a source could not be read (the report says which).
     """
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.sources import open_source
-    from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
-
     try:
         selectors = parse_selectors(gpu_selectors) if gpu_selectors else None
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
     try:
         collector = open_source(
-            from_url, ca_file, root, simulate, gpus=not no_gpu,
+            from_url, ca_file, root, simulated(simulate), gpus=not no_gpu,
             with_processes=not no_processes, with_commands=full_command, nvml_timeout=nvml_timeout,
             processes_below_root=root_given(), topology=topology,
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
-    # Imported after the collectors start, so the import overlaps the CPU sampling window.
-    if fmt == "json":  # with the schema's serializer, which text output does not need
-        from hwinfo.render.json import render_json, render_topology_json
-    from hwinfo.render.text.brief import LINES, render_brief
-    from hwinfo.render.text.report import fit_screen, render_text
-    from hwinfo.render.text.style import Style
-
     style = Style(color=use_color(no_color))
     on_screen = bool(watch) and sys.stdout.isatty()
 
@@ -174,8 +172,6 @@ def report(
             render = render_topology_json if topology else render_json
             output = render(snapshot, indent=None if watch else 2) + "\n"
         elif topology:
-            from hwinfo.render.text.topology import render_topology
-
             output = render_topology(snapshot, style)
         elif brief:
             output = render_brief(snapshot, style, rows)

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 from hwinfo import inputs
 from hwinfo.collect.sysfs import Root
-from hwinfo.model.attribution import KINDS, Attribution
+from hwinfo.model.attribution import KINDS, UNIFIED, Attribution
 
 # A real file has a line per hierarchy (about 15 on cgroup v1) of a path below PATH_MAX.
 _MAX_BYTES = 64 * 1024
@@ -99,6 +99,19 @@ _NONE = Attribution("none")
 class _Line(NamedTuple):
     controller: bool  # a v1 controller's hierarchy: neither systemd's named one nor v2's
     segments: list[str]
+    # Where the line's path is: its v1 controllers, or UNIFIED (cgroup v2); none for a named
+    # hierarchy, which holds no resource figures.
+    hierarchies: tuple[str, ...]
+
+
+# The place a layout found, before parse() names the hierarchies of its line.
+_HERE = ""
+
+
+def _cgroup(segments: list[str], depth: int) -> dict[str, str]:
+    """The cgroup `depth` segments down (the job's, pod's or container's own), as a layout
+    found it on one line."""
+    return {_HERE: "/" + "/".join(segments[:depth])}
 
 
 def parse(text: str, uid: int | None = None) -> Attribution:
@@ -109,7 +122,28 @@ def parse(text: str, uid: int | None = None) -> Attribution:
     placed = [found for line in deciding if (found := _placed(line.segments, uid))]
     units = [found for line in lines if (found := _unit(line.segments))]
     # Most specific first: a job beats a container beats a unit.
-    return min(placed or units or [_NONE], key=lambda found: KINDS.index(found.kind))
+    chosen = min(placed or units or [_NONE], key=lambda found: KINDS.index(found.kind))
+    if placed:
+        chosen.cgroups = _cgroups(chosen, lines, uid)
+    return chosen
+
+
+def _cgroups(chosen: Attribution, lines: list[_Line], uid: int | None) -> dict[str, str]:
+    """Where the chosen job, pod or container has a cgroup of its own, per hierarchy: each
+    line that places that same unit at the place its runtime makes it (v1 runtimes make it
+    only in the controllers they use; containerd's v1 form sits under containerd.service in
+    some). The unified line of a hybrid host counts where it places the same unit too: a user
+    can move a process only into a cgroup they may write, never into root's job or scope."""
+    found: dict[str, str] = {}
+    for line in lines:
+        here = _placed(line.segments, uid) if line.hierarchies else None
+        if here is not None and _identity(here) == _identity(chosen):
+            found.update(dict.fromkeys(line.hierarchies, here.cgroups[_HERE]))
+    return found
+
+
+def _identity(found: Attribution) -> tuple[str | None, ...]:
+    return found.kind, found.slurm_job, found.pod_uid, found.container_id, str(found.rootless)
 
 
 def _line(line: str) -> _Line | None:
@@ -122,8 +156,12 @@ def _line(line: str) -> _Line | None:
     if len(segments) > _MAX_SEGMENTS:
         return None
     hierarchy, controllers = parts[0], parts[1]
-    return _Line(hierarchy != "0" and controllers != "" and not controllers.startswith("name="),
-                 segments)
+    controller = hierarchy != "0" and controllers != "" and not controllers.startswith("name=")
+    if controller:
+        hierarchies = tuple(controllers.split(",")[:_MAX_SEGMENTS])
+    else:
+        hierarchies = (UNIFIED,) if hierarchy == "0" and controllers == "" else ()
+    return _Line(controller, segments, hierarchies)
 
 
 def _placed(segments: list[str], uid: int | None) -> Attribution | None:
@@ -142,7 +180,8 @@ def _slurm(segments: list[str], uid: int | None) -> Attribution | None:
     job, step = _JOB.fullmatch(segments[2]), _STEP.fullmatch(segments[3])
     if job is None or step is None:
         return None
-    return Attribution("slurm", slurm_job=job.group(1), slurm_step=step.group(1))
+    return Attribution("slurm", slurm_job=job.group(1), slurm_step=step.group(1),
+                       cgroups=_cgroup(segments, 3))
 
 
 def _pod(segments: list[str]) -> Attribution | None:
@@ -160,7 +199,9 @@ def _pod_systemd(segments: list[str]) -> Attribution | None:
         if match is None or match.group(1) != prefix or match.group(2) != qos:
             return None  # a pod slice outside its QoS class's slice is none the kubelet made
         scope = _SCOPE.fullmatch(rest[1]) if len(rest) > 1 else None
-        return _pod_of(match.group(3), qos, scope and (scope.group(1), scope.group(2)))
+        depth = len(segments) - len(rest) + (2 if scope else 1)
+        return _pod_of(match.group(3), qos, scope and (scope.group(1), scope.group(2)),
+                       _cgroup(segments, depth))
     return None
 
 
@@ -175,7 +216,8 @@ def _pod_cgroupfs(segments: list[str]) -> Attribution | None:
         return None
     # The runtime is not in a cgroupfs path: the container is a bare id.
     container = rest[1] if len(rest) > 1 and _BARE.fullmatch(rest[1]) else None
-    return _pod_of(match.group(1), qos, container and (None, container))
+    depth = len(segments) - len(rest) + (2 if container else 1)
+    return _pod_of(match.group(1), qos, container and (None, container), _cgroup(segments, depth))
 
 
 def _pod_cri_v1(segments: list[str]) -> Attribution | None:
@@ -183,21 +225,25 @@ def _pod_cri_v1(segments: list[str]) -> Attribution | None:
         if len(segments) > len(parents) and tuple(segments[:len(parents)]) == parents:
             match = _CRI_V1.fullmatch(segments[len(parents)])
             if match:
-                return _pod_of(match.group(2), match.group(1), (match.group(3), match.group(4)))
+                return _pod_of(match.group(2), match.group(1), (match.group(3), match.group(4)),
+                               _cgroup(segments, len(parents) + 1))
     return None
 
 
-def _pod_of(uid: str, qos: str | None, container: tuple[str | None, str] | None) -> Attribution:
+def _pod_of(uid: str, qos: str | None, container: tuple[str | None, str] | None,
+            cgroups: dict[str, str]) -> Attribution:
     runtime, cid = container or (None, None)
     return Attribution("pod", pod_uid=uid.replace("_", "-"), pod_qos=qos or "guaranteed",
-                       container_id=cid, container_runtime=runtime and _RUNTIME[runtime])
+                       container_id=cid, container_runtime=runtime and _RUNTIME[runtime],
+                       cgroups=cgroups)
 
 
 def _container(segments: list[str], uid: int | None) -> Attribution | None:
     if len(segments) >= 2 and segments[0] == "docker" and _BARE.fullmatch(segments[1]):
-        return Attribution("container", container_id=segments[1], container_runtime="docker")
+        return Attribution("container", container_id=segments[1], container_runtime="docker",
+                           cgroups=_cgroup(segments, 2))
     if len(segments) >= 2 and segments[0] in _SCOPES_UNDER:
-        return _scope(segments[1], _SCOPES_UNDER[segments[0]])
+        return _scope(segments, 1, _SCOPES_UNDER[segments[0]])
     if len(segments) >= 5 and segments[0] == "user.slice" and segments[3] in _ROOTLESS_UNDER:
         owner = re.fullmatch(rf"user-({_ID})\.slice", segments[1], re.ASCII)
         if owner is None or segments[2] != f"user@{owner.group(1)}.service":
@@ -205,19 +251,20 @@ def _container(segments: list[str], uid: int | None) -> Attribution | None:
         manager = int(owner.group(1))
         if manager != 0 and manager != uid:
             return None  # in another user's subtree: put there by root, not that user's
-        found = _scope(segments[4], _ROOTLESS_UNDER[segments[3]])
+        found = _scope(segments, 4, _ROOTLESS_UNDER[segments[3]])
         if found is not None:
             found.rootless = manager != 0  # root's own user manager is root's
         return found
     return None
 
 
-def _scope(segment: str, runtimes: tuple[str, ...]) -> Attribution | None:
-    match = _SCOPE.fullmatch(segment)
+def _scope(segments: list[str], at: int, runtimes: tuple[str, ...]) -> Attribution | None:
+    """The container whose scope is segments[at], made by one of `runtimes`."""
+    match = _SCOPE.fullmatch(segments[at])
     if match is None or match.group(1) not in runtimes:
         return None
     return Attribution("container", container_id=match.group(2),
-                       container_runtime=_RUNTIME[match.group(1)])
+                       container_runtime=_RUNTIME[match.group(1)], cgroups=_cgroup(segments, at + 1))
 
 
 def _unit(segments: list[str]) -> Attribution | None:

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from hwinfo.exporter import metrics_gpu, metrics_host, metrics_mig, metrics_self, metrics_users
+from hwinfo.exporter import (
+    metrics_claims,
+    metrics_gpu,
+    metrics_host,
+    metrics_jobs,
+    metrics_mig,
+    metrics_network,
+    metrics_self,
+    metrics_storage,
+    metrics_users,
+)
 from hwinfo.exporter.metric import Metric
 
 # Metrics read from a snapshot, by group; each group can be left out with --no-collector.
 SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "host": metrics_host.METRICS,
+    "storage": metrics_storage.METRICS,
+    "network": metrics_network.METRICS,
     "gpu": metrics_gpu.METRICS,
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,
+    "claims": metrics_claims.METRICS,
+    "jobs": metrics_jobs.METRICS,
 }
 # Metrics read from the daemon's own status.
 SELF_METRICS: tuple[Metric, ...] = metrics_self.METRICS

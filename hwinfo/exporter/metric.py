@@ -64,8 +64,9 @@ class Metric:
         if self.limit is None:
             return ""
         per = ", ".join(label for label in self.labels if label not in self.folded)
-        return (f"At most {self.limit} series per host; past that the smallest are summed per "
-                f"{per} into one whose {', '.join(self.folded)} are `{OTHER}`.")
+        return (f"At most {self.limit} series per host; past that the smallest are summed"
+                f"{' per ' + per if per else ''} into one whose {', '.join(self.folded)} are "
+                f"`{OTHER}`.")
 
     @property
     def full_name(self) -> str:

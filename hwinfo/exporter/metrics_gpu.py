@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from hwinfo.collect.gpu.device import CLOCK_EVENT_REASONS
 from hwinfo.exporter.metric import Metric, Sample, each, flag
-from hwinfo.model.gpu import Gpu
+from hwinfo.model.gpu import CLOCK_EVENT_REASONS, Gpu
 from hwinfo.model.snapshot import Snapshot
 
 GPU_LABELS = ("gpu", "uuid")

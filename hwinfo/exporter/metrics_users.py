@@ -7,14 +7,15 @@ from typing import Any
 
 from hwinfo.exporter.metric import Metric, Sample
 from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpus
+from hwinfo.model.attribution import ATTRIBUTED_LIMIT
 from hwinfo.model.snapshot import Snapshot
 
 # The user of processes whose owner hwinfo cannot name (another PID namespace, exited).
 UNKNOWN_USER = "(unknown)"
-# Jobs, pods and containers on a host's devices at once: eight GPUs shared by eight jobs
-# each, or 56 MIG devices of one job each, fit; past that (containers churned by the
-# hundred) the rest is summed per device, so a host adds at most this and one per device.
-ATTRIBUTED_SERIES_LIMIT = 64
+# Jobs, pods and containers on a host's devices at once (model/attribution.py); past that
+# (containers churned by the hundred) the rest is summed per device, so a host adds at most
+# this and one per device.
+ATTRIBUTED_SERIES_LIMIT = ATTRIBUTED_LIMIT
 
 
 def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:

@@ -17,7 +17,7 @@ from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.gpu import Gpu
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
 from hwinfo.model.snapshot import Snapshot
-from hwinfo.render.units import size
+from hwinfo.units import size
 
 T = TypeVar("T")
 

@@ -1,7 +1,8 @@
 """`hwinfo fleet`: every host's GPUs now, and which are free (fits.py: where a job fits).
 
 Free means nobody is on it now: a whole GPU with no process, an existing MIG device with no
-process, or MIG capacity an admin could still carve (a profile with free instances). A host
+process, neither claimed by `hwinfo run`, or MIG capacity an admin could still carve (a
+profile with free instances). A host
 whose hwinfo is down or whose GPU data is stale offers nothing: its last values may be old.
 """
 
@@ -40,7 +41,8 @@ _SERIES = (
     (("hwinfo_mig_device_info", "hwinfo_mig_device_processes",
       "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
       "hwinfo_mig_gpu_instance_memory_total_bytes",
-      "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"),
+      "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
+      "hwinfo_gpu_claim_info"),
      "gpu_instance_id, compute_instance_id, profile, mig_uuid, user"),
 )
 FLAGS = ('max by (__name__, job, instance, gpu) '
@@ -66,10 +68,11 @@ class MigDevice:
     processes: int | None = None
     # user -> bytes; None: their processes are on it but NVML reports no memory for them
     holders: dict[str, float | None] = field(default_factory=dict)
+    claimed_by: str | None = None  # the user `hwinfo run` holds it for
 
     @property
     def free(self) -> bool:
-        return self.processes == 0
+        return self.processes == 0 and self.claimed_by is None
 
 
 @dataclass
@@ -97,11 +100,14 @@ class Gpu:
     holders: dict[str, float | None] = field(default_factory=dict)
     mig_devices: list[MigDevice] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
+    claimed_by: str | None = None  # the user `hwinfo run` holds it for
 
     @property
     def free(self) -> bool:
-        """Whole and unused: not in MIG mode, not lost, no process (known to be none)."""
-        return not self.mig_enabled and not self.lost and self.processes == 0
+        """Whole and unused: not in MIG mode, not lost, no process (known to be none), not
+        claimed by `hwinfo run`."""
+        return (not self.mig_enabled and not self.lost and self.processes == 0
+                and self.claimed_by is None)
 
 
 @dataclass
@@ -238,6 +244,8 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
                 device.holders.setdefault(labels.get("user", ""), None)
             elif name == "hwinfo_mig_gpu_instance_memory_total_bytes":
                 device.memory_total_bytes = s.value
+            elif name == "hwinfo_gpu_claim_info":
+                device.claimed_by = labels.get("user", "")
 
 
 def _devices_of(devices: dict[tuple[str, str, str, str, str], MigDevice],
@@ -274,3 +282,5 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
         gpu.holders[labels.get("user", "")] = value
     elif name == "hwinfo_gpu_user_processes" and value > 0:
         gpu.holders.setdefault(labels.get("user", ""), None)
+    elif name == "hwinfo_gpu_claim_info" and "gpu_instance_id" not in labels:  # a whole GPU's
+        gpu.claimed_by = labels.get("user", "")

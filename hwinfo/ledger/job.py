@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from hwinfo.ledger import queries
 from hwinfo.ledger.advice import catalogue_profiles, smallest_fit
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
-from hwinfo.ledger.units import utc
+from hwinfo.ledger.units import duration_text, utc
 from hwinfo.ledger.usage import ledger_group, past_range, plausible, possible, window
+from hwinfo.units import percent, size
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
 # names it only where the environment was readable (slurm_array_task is not a label), so
@@ -198,15 +199,15 @@ def _checked(job: Job, url: str) -> None:
     for gpu in job.gpus:
         where = f"GPU {gpu.gpu} of {gpu.instance}"
         if past_range(gpu.held_seconds, job.until - job.since, job.interval_seconds):
-            raise LedgerError(f"{url}: the job held {where} for {gpu.held_seconds:g} s of a "
-                              f"{job.until - job.since:g} s range: no figure can be trusted")
+            raise LedgerError(f"{url}: the job held {where} for {duration_text(gpu.held_seconds)} "
+                              f"of a {duration_text(job.until - job.since)} range: no figure can "
+                              "be trusted")
         possible(gpu.held_gpu_seconds, gpu.busy_gpu_seconds + gpu.idle_held_gpu_seconds
                  + gpu.unknown_gpu_seconds, 1, gpu.held_seconds, job.interval_seconds, url)
         if (gpu.peak_memory_bytes is not None and gpu.memory_total_bytes is not None
                 and gpu.peak_memory_bytes > gpu.memory_total_bytes):
-            raise LedgerError(f"{url}: a peak of {gpu.peak_memory_bytes:g} bytes on {where}, "
-                              f"whose memory is {gpu.memory_total_bytes:g} bytes: no figure can "
-                              "be trusted")
+            raise LedgerError(f"{url}: a peak of {size(gpu.peak_memory_bytes)} on {where}, whose "
+                              f"memory is {size(gpu.memory_total_bytes)}: no figure can be trusted")
 
 
 def _number(text: str) -> int:
@@ -225,8 +226,6 @@ def _profiles(samples: list[Sample]) -> dict[str, dict[str, dict[str, float]]]:
 
 def _advise(job: Job, profiles: dict[str, dict[str, dict[str, float]]]) -> list[str]:
     """At most two lines a researcher can act on."""
-    from hwinfo.render.units import percent, size
-
     lines = []
     busy = [g for g in job.gpus if g.busy_ratio is not None]
     underused = [g for g in busy if (g.busy_ratio or 0) < _UNDERUSED_BUSY_RATIO]

@@ -236,3 +236,21 @@ def advice(window: str) -> str:
         "idle_threshold": f"max(last_over_time({IDLE_THRESHOLD_RECORD}[{window}]))",
         **profiles(window),
     })
+
+
+# The alert of prometheus/hwinfo-ledger.yml that tells of an idle hold: while it is pending
+# or firing, the engine keeps its ALERTS_FOR_STATE series, whose value is when it began.
+IDLE_ALERT = "HwinfoGpuIdleHeld"
+HOLD_KEY = "job, instance, gpu, gpu_instance_id, compute_instance_id, user"
+
+
+def idle_holds() -> str:
+    """What the board adds to fleet's listing: each hold idle now (the ledger's idle record,
+    by device and user), since when (its idle alert's start, with the jobs, pods and
+    containers it names), and whether the engine evaluates the ledger's rules at all."""
+    return union({
+        "idle": f"max by ({HOLD_KEY}) ({SHARE_RECORDS['idle']})",
+        "since": f"min by ({HOLD_KEY}, slurm_job, pod_uid, container_id) "
+                 f'(ALERTS_FOR_STATE{{alertname="{IDLE_ALERT}"}})',
+        "rules": f"group({EVALUATIONS_RECORD})",
+    })

@@ -18,9 +18,10 @@ from hwinfo.ledger.fleet import Fleet, Gpu, Host
 from hwinfo.ledger.units import duration_text, figure, hours
 from hwinfo.ledger.units import utc as _when  # job_render's name for it too
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
+from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
@@ -30,8 +31,16 @@ _USAGE_FIELDS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds"
                  "unmetered_gpu_seconds", "unseen_gpu_seconds")
 
 
-def _usage_record(row: Usage, with_cost: bool) -> dict[str, Any]:
-    record: dict[str, Any] = {name: getattr(row, name) for name in _USAGE_FIELDS}
+# What --by job and --by user add (usage_efficiency.py).
+_EFFICIENCY_FIELDS = ("cpu_efficiency", "verdict")
+
+
+def _fields(by: str) -> tuple[str, ...]:
+    return _USAGE_FIELDS + (_EFFICIENCY_FIELDS if by in EFFICIENCY_BY else ())
+
+
+def _usage_record(row: Usage, with_cost: bool, by: str) -> dict[str, Any]:
+    record: dict[str, Any] = {name: getattr(row, name) for name in _fields(by)}
     if with_cost:
         record["cost"] = row.cost
         # A cost without the GPU-hours of models that have no price: partial.
@@ -45,8 +54,9 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
         "since": ledger.since, "until": ledger.until, "by": ledger.by,
         "rule_interval_seconds": ledger.interval_seconds,
         "covered_seconds": ledger.covered_seconds,
-        "rows": [{ledger.by: row.key, **_usage_record(row, with_cost)} for row in ledger.rows],
-        "totals": _usage_record(ledger.total, with_cost),
+        "rows": [{ledger.by: row.key, **_usage_record(row, with_cost, ledger.by)}
+                 for row in ledger.rows],
+        "totals": _usage_record(ledger.total, with_cost, ledger.by),
     }
     if with_cost:
         document["currency"] = currency
@@ -59,11 +69,11 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
 def usage_csv(ledger: Ledger, currency: str | None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    header = [ledger.by, *_USAGE_FIELDS,
+    header = [ledger.by, *_fields(ledger.by),
               *(["cost", "unpriced_models"] if currency is not None else [])]
     writer.writerow(header)
     for row in [*ledger.rows, ledger.total]:
-        record = _usage_record(row, currency is not None)
+        record = _usage_record(row, currency is not None, ledger.by)
         writer.writerow([TOTAL if row is ledger.total else row.key,
                          *(_number(record[k]) for k in header[1:])])
     return out.getvalue()
@@ -92,6 +102,9 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     unseen = bool(ledger.total.unseen_gpu_seconds)
     if unseen:
         header.insert(5, "UNSEEN")
+    efficiency = any(row.verdict is not None for row in ledger.rows)  # add_efficiency ran
+    if efficiency:
+        header += ["CPU EFF", "VERDICT"]
     if currency is not None:
         header.append(f"COST {currency}".strip())
     rows = []
@@ -104,10 +117,13 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
                  figure(row.energy_joules / JOULES_PER_KWH)]
         if unseen:
             cells.insert(5, "" if row.unseen_gpu_seconds is None else hours(row.unseen_gpu_seconds))
+        if efficiency:
+            cells += [NA if row.cpu_efficiency is None else percent(row.cpu_efficiency),
+                      "" if row is ledger.total else row.verdict or NA]
         if currency is not None:
             cells.append(NA if row.cost is None else figure(row.cost, 2))
         rows.append(cells)
-    section.table(header, rows, right=[False] + [True] * (len(header) - 1))
+    section.table(header, rows, right=[False] + [h != "VERDICT" for h in header[1:]])
     if any(row.accounted_gpu_seconds for row in ledger.rows):
         section.line("HELD includes short jobs NVML accounting saw between samples "
                      f"({hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE; "
@@ -149,7 +165,7 @@ def _gpu_record(gpu: Gpu) -> dict[str, Any]:
         "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
         "memory_free_bytes": gpu.memory_free_bytes,
         "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
-        "free": gpu.free,
+        "free": gpu.free, "claimed_by": gpu.claimed_by,
         "holders": [{"user": u, "memory_used_bytes": b} for u, b in sorted(gpu.holders.items())],
         "mig_devices": [{**d.__dict__, "free": d.free,
                          "holders": [{"user": u, "memory_used_bytes": b}
@@ -187,6 +203,8 @@ def _gpu_state(gpu: Gpu, host_state: str) -> str:
         return f"MIG {len(gpu.mig_devices) - idle}/{len(gpu.mig_devices)} used"
     if gpu.processes is None:
         return NA
+    if gpu.processes == 0 and gpu.claimed_by is not None:
+        return "claimed"
     return "free" if gpu.free else "held"
 
 
@@ -205,7 +223,11 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
             memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
             carve = ", ".join(f"{p.name}×{p.free_instances}" for p in gpu.profiles
                               if p.free_instances > 0)
-            who = "; ".join(part for part in (_holders(gpu.holders),
+            claims = [f"{where}claimed by {user}" for where, user in
+                      [("", gpu.claimed_by)] + [(f"MIG {d.gpu_instance_id}/{d.compute_instance_id} ",
+                                                 d.claimed_by) for d in gpu.mig_devices]
+                      if user is not None]
+            who = "; ".join(part for part in (_holders(gpu.holders), *claims,
                                               carve and f"can create {carve}") if part)
             rows.append([host.instance, gpu.index, gpu.model, memory,
                          _gpu_state(gpu, host.state), who])

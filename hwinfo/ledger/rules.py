@@ -11,7 +11,7 @@ that read a record of its own evaluation saw that record's previous sample, or n
 full wherever a record reads it.
 
 To add a record: write its fragment (from raw series and the fragments below, by name in
-braces, as `{held}`), add a Record to MINUTE, and, if `usage` sums it, its name to
+braces, as `{held}`), add a Record to MINUTE (a job's own resource: a JobMeasure to JOBS), and, if `usage` sums it, its name to
 hwinfo/ledger/queries.py, which gives it its hourly roll-ups here. A branch of a concept (a
 new way to hold a GPU) goes into that concept's fragment, and every record that reads it
 follows.
@@ -113,7 +113,24 @@ def weight(memory: str, processes: str) -> str:
     """, unmetered=UNMETERED)
 
 
-WEIGHT = weight(MEMORY, PROCESSES)
+# A device `hwinfo run` claims for a user with no process on it: the claimant holds it alone
+# (weight 1), as idle-held as any other holder's (docs/run.md). Only a holder is ever claimed
+# for, never a job, pod or container.
+CLAIMED = compose(f"""
+    max by ({HOLD}) (
+        hwinfo_gpu_claim_info{{gpu_instance_id=""}}
+          and on({GPU}) (hwinfo_gpu_processes == 0)
+          unless on({GPU}) ({MIG_GPU})
+      or
+        hwinfo_gpu_claim_info{{gpu_instance_id!=""}}
+          and on({DEVICE}) (hwinfo_mig_device_processes == 0)
+    )
+""")
+WEIGHT = compose(f"""
+    {{metered}}
+    or on({HOLD})
+    {{claimed}}
+""", metered=weight(MEMORY, PROCESSES), claimed=CLAIMED)
 ATTRIBUTED_WEIGHT = weight(ATTRIBUTED_MEMORY, ATTRIBUTED_PROCESSES)
 
 # What one unit of weight's share of its device is multiplied by: a MIG device's share of the
@@ -160,9 +177,10 @@ DEVICE_ACTIVITY = compose("""
     or
     {mig}
 """, mig=MIG_ACTIVITY)
-# Each user with a process or a memory figure on a device: every holder, and more (only holds
-# are ever joined to what is said of them). One selector, all four series.
-USERS = f'group by ({HOLD}) ({{__name__=~"hwinfo_(gpu|mig_device)_user_(processes|memory_used_bytes)"}})'
+# Each user with a process, a memory figure or a claim on a device: every holder, and more
+# (only holds are ever joined to what is said of them). One selector, all five series.
+USERS = (f"group by ({HOLD}) ({{__name__=~"
+         '"hwinfo_(gpu|mig_device)_user_(processes|memory_used_bytes)|hwinfo_gpu_claim_info"})')
 # The activity that judges each of them: their own processes' SM samples on a whole GPU where
 # NVML has them, else the device's.
 HOLDER_ACTIVITY = compose(f"""
@@ -284,7 +302,8 @@ MINUTE = [
         {{weights}}
         {NOT_MIG}
     """, weights=WEIGHT),
-           "What each holder of a device weighs in its split: memory, or processes (above)."),
+           "What each holder of a device weighs in its split: memory, or processes (above), or a\n"
+           "claim of `hwinfo run` with no process on the device (1)."),
     Record(SHARE_RECORDS["held"], HELD,
            "Each holder's share of the GPU: their weight over the weights of the device's holders,\n"
            "times a MIG device's share of the GPU; with the GPU's model; only while the GPU is seen."),
@@ -330,6 +349,73 @@ MINUTE = [
                    "unmetered:share", "utilization:share", "power:watts")),
 ]
 
+# Jobs' own resources (docs/jobs.md), a group of its own: each Slurm job's, pod's and
+# container's CPU, host memory, I/O and pressure from its own cgroup. Each record reads the
+# exporter's series alone, as the minute records above do. A series exists while the job has
+# a process on a GPU; `and` on the raw series ends each rate with it, where rate()'s window
+# would run on. The window is the group's interval, so that the windows tile the job's time.
+JOB = "job, instance, user, slurm_job, pod_uid, container_id"
+JOB_ROLLUP_KEY = "instance, user, slurm_job, pod_uid, container_id"  # summed over the scrape job
+JOB_CPU_ALLOTTED = "hwinfo:ledger_job_cpu_allotted:cpus"  # its evaluations count the job's
+
+
+def _job(name: str) -> str:
+    return f"hwinfo:ledger_job_{name}"
+
+
+def _job_rate(counter: str, by: str = "") -> str:
+    """The counter's rate while the job's series exists (`by`: the label it is split by too)."""
+    return compose(f"""
+        rate({counter}[1m])
+        and on({JOB}{by}) {counter}
+    """)
+
+
+@dataclass(frozen=True)
+class JobMeasure:
+    """One record of the jobs group, and how its hourly roll-up takes it."""
+
+    record: Record
+    by: str = ""  # the label, beside the job's, its roll-up keeps
+    peak: bool = False  # the roll-up takes its peak (else its sum)
+
+
+JOBS = [
+    JobMeasure(Record(_job("cpu_used:cpus"), _job_rate("hwinfo_job_cpu_seconds_total"),
+                      "CPUs busy (CPU-seconds a second), and the CPUs it may use at the same evaluations.")),
+    JobMeasure(Record(JOB_CPU_ALLOTTED, compose(f"""
+        hwinfo_job_allotted_cpus
+        and on({JOB}) rate(hwinfo_job_cpu_seconds_total[1m])
+    """))),
+    JobMeasure(Record(_job("cpuset_busy:ratio"), _job_rate("hwinfo_job_cpuset_busy_seconds_total"),
+                      "How busy its cpuset's CPUs were, with anyone's work (their mean share of the time).")),
+    JobMeasure(Record(_job("memory_peak:bytes"), compose(f"""
+        hwinfo_job_memory_peak_bytes
+        or on({JOB}) hwinfo_job_memory_used_bytes
+    """), "Host memory: the kernel's high-water mark (memory now where the kernel keeps none,\n"
+          "before 5.19 on cgroup v2), and the limit where there is one."), peak=True),
+    JobMeasure(Record(_job("memory_limit:bytes"), "hwinfo_job_memory_limit_bytes"), peak=True),
+    *(JobMeasure(Record(_job(f"io_{name}"), _job_rate(f"hwinfo_job_io_{counter}_total", ", device"),
+                        "Bytes a second read and written, and the share of time the device worked for\n"
+                        "it, per device." if name.startswith("read") else ""), by="device")
+      for name, counter in (("read:bytes_per_second", "read_bytes"),
+                            ("written:bytes_per_second", "written_bytes"),
+                            ("busy:ratio", "busy_seconds"))),
+    *(JobMeasure(Record(_job(f"pressure_{name}:ratio"),
+                        _job_rate(f"hwinfo_job_pressure_{name}_seconds_total", ", resource"),
+                        "Share of time some (all) of its tasks were stalled on cpu, memory or io\n"
+                        "(cgroup v2)." if name == "waiting" else ""), by="resource")
+      for name in ("waiting", "stalled")),
+]
+
+
+def _job_hourly(measure: JobMeasure) -> Record:
+    how = "max" if measure.peak else "sum"
+    return Record(measure.record.name + ROLLUP_SUFFIX, compose(f"""
+        {how} by ({JOB_ROLLUP_KEY}{measure.by and ", " + measure.by}) (
+          {how}_over_time({measure.record.name}[1h] offset 30s))
+    """))
+
 
 def _hourly(record: str, suffix: str, by: str) -> Record:
     return Record(record + suffix, f"sum by ({by}) (sum_over_time({record}[1h] offset 30s))")
@@ -371,4 +457,10 @@ HOURLY = [
     Record("hwinfo:ledger_attributed_memory:peak_bytes" + ROLLUP_SUFFIX,
            "max_over_time(hwinfo_gpu_attributed_memory_used_bytes[1h] offset 30s)",
            "Each job's (pod's, container's) peak GPU memory on a device in the hour."),
+    Record(_job("seen:count") + ROLLUP_SUFFIX, compose(f"""
+        sum by ({JOB_ROLLUP_KEY}) (
+          count_over_time({JOB_CPU_ALLOTTED}[1h] offset 30s))
+    """), "--- Jobs' own resources (the hwinfo-ledger-jobs group): each job's sums by host, and\n"
+          "the evaluations it was seen at, for the means."),
+    *(_job_hourly(measure) for measure in JOBS),
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from hwinfo.ledger.rules import HOURLY, IDLE_HELD, MINUTE, Record
+from hwinfo.ledger.rules import HOURLY, IDLE_HELD, JOBS, MINUTE, Record
 
 HEADER = """\
 # Recording rules for the lab ledger: who holds which GPU, busy or idle, at each evaluation.
@@ -29,7 +29,8 @@ HEADER = """\
 # share of one GPU held at that instant (0..1), labelled with the user, the device (job,
 # instance, gpu, uuid, gpu_instance_id and compute_instance_id, the last two empty for whole
 # GPUs) and the GPU's model; docs/ledger.md says what each figure means:
-#   held     a user holds a device while one of their processes is on it; users of one device
+#   held     a user holds a device while one of their processes is on it, or while `hwinfo
+#            run` claims it for them with no process on it; users of one device
 #            split it by their GPU memory, or by their process counts where NVML reports no
 #            memory for a holder's processes; a MIG device counts as its compute slices' share
 #            of the GPU (a 3g.40gb on an A100 is 3/7). Only while the GPU is seen: its host
@@ -89,6 +90,24 @@ ALERT_TAIL = r"""        for: 1h
             smaller MIG slice{{ end }}.
 """
 
+JOBS_HEADER = """\
+
+  # --- Jobs' own resources (docs/jobs.md): each Slurm job's, pod's and container's CPU, host
+  # memory, I/O and pressure, from its own cgroup, beside its GPU time above.
+  # Every rule of this group reads the exporter's series only (rate() over them), never a
+  # record, as the records above do. A series exists while the job has a process on a GPU (the
+  # exporter stops serving it after, and `and` on the raw series ends each rate with it, where
+  # rate()'s window would run on). Sums over a range times the interval are CPU-seconds and
+  # bytes; a ratio's sum over its count of evaluations is its mean. Each rate's window ([1m])
+  # is the group's interval, so that the windows tile the job's time: a longer one would count
+  # the job's first and last minutes short (rate() divides by the window, of which a starting
+  # series fills part). Change the two together (a trial lab's 15s); a window must hold two
+  # scrapes.
+  - name: hwinfo-ledger-jobs
+    interval: 1m
+    rules:
+"""
+
 HOURLY_HEADER = """\
 
   # Hourly roll-ups, so that a long range reads hours and only its edges read minutes
@@ -129,7 +148,9 @@ def render() -> str:
     minute = "".join(_record(record) for record in MINUTE)
     alert = (_comment(ALERT_COMMENT) + "      - alert: HwinfoGpuIdleHeld\n" + _expr(IDLE_HELD)
              + ALERT_TAIL)
-    return HEADER + minute + "\n" + alert + HOURLY_HEADER + "".join(_record(r) for r in HOURLY)
+    jobs = "".join(_record(measure.record) for measure in JOBS)
+    return (HEADER + minute + "\n" + alert + JOBS_HEADER + jobs
+            + HOURLY_HEADER + "".join(_record(r) for r in HOURLY))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ class Usage:
     energy_joules: float = 0.0
     cost: float | None = None
     unpriced_models: set[str] = field(default_factory=set)
+    # --by job|user (usage_efficiency.py): its jobs' CPU-seconds used over allotted, and why
+    # its GPUs are (not) drawn (verdict.py); None: not asked, or not recorded.
+    cpu_efficiency: float | None = None
+    verdict: str | None = None
 
     @property
     def mean_utilization_ratio(self) -> float | None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # What a process's cgroup says it belongs to, most specific first. "none": its cgroup was
 # read and names nothing hwinfo knows (never a guess); an attribution not read is None.
 KINDS = ("slurm", "pod", "container", "service", "session", "none")
+# Jobs, pods and containers a host exports at once (attributed GPU memory, their cgroups'
+# resources): eight GPUs shared by eight jobs each, or 56 MIG devices of one job each, fit.
+ATTRIBUTED_LIMIT = 64
+# Attribution.cgroups' key for the cgroup v2 (unified) hierarchy.
+UNIFIED = "unified"
 
 
 @dataclass
@@ -30,6 +35,11 @@ class Attribution:
     # Podman or Docker): that user may name cgroups there as they like, so its id is their
     # own word for it, shown but never charged to or exported as a container.
     rootless: bool = False
+    # The job's, pod's or container's own cgroup (a Slurm job's, not its step's) in each
+    # hierarchy that has it: a v1 controller's name, or UNIFIED, -> its path from the top
+    # of that hierarchy. Where its CPU, memory and I/O are kept (collect/job_resources.py);
+    # empty for a unit or none.
+    cgroups: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:

@@ -13,6 +13,20 @@ from dataclasses import dataclass, field
 from hwinfo.model.attribution import Attribution, charged_user
 from hwinfo.model.unixtime import UnixTime
 
+# The names Gpu.clock_event_reasons takes, by NVML's bit (nvml.h nvmlClocksEventReason*): the
+# collector reads them from the mask, the metrics label a series with each.
+CLOCK_EVENT_REASONS = {
+    0x001: "gpu_idle",
+    0x002: "applications_clocks_setting",
+    0x004: "sw_power_cap",
+    0x008: "hw_slowdown",
+    0x010: "sync_boost",
+    0x020: "sw_thermal_slowdown",
+    0x040: "hw_thermal_slowdown",
+    0x080: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+
 
 @dataclass
 class GpuProcess:

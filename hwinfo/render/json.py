@@ -5,6 +5,7 @@ from __future__ import annotations
 from hwinfo.escape import to_json
 from hwinfo.model.serialize import to_dict
 from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.topology import build_topology
 
 
 def render_json(snapshot: Snapshot, indent: int | None = 2) -> str:
@@ -13,7 +14,5 @@ def render_json(snapshot: Snapshot, indent: int | None = 2) -> str:
 
 def render_topology_json(snapshot: Snapshot, indent: int | None = 2) -> str:
     """`report --topology`: the snapshot with its topology matrix (model/topology.py)."""
-    from hwinfo.model.topology import build_topology
-
     return to_json({**to_dict(snapshot), "topology": to_dict(build_topology(snapshot))},
                    indent=indent)

@@ -41,7 +41,6 @@ from hwinfo.mig.profiles import (
     free_placements,
     placement_mask,
 )
-from hwinfo.sim import builtin_hash
 from hwinfo.sim.accounting import AccountingBuffer, Record
 from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.scenario_gpu import gpu_field_readers, parse_processes
@@ -60,6 +59,7 @@ from hwinfo.sim.scenario_model import (
     XidEvent,
 )
 from hwinfo.sim.scenario_reader import Reader
+from hwinfo.sim.sysfs_tree import write_sysfs
 
 # nvmlEventTypeXidCriticalError (nvml.h).
 EVENT_XID = 0x8
@@ -428,8 +428,6 @@ class Machine:
         on first use and removed with the machine; the collectors read it as a --root."""
         with self._lock:
             if self._sysfs is None:
-                from hwinfo.sim.sysfs_tree import write_sysfs
-
                 directory = tempfile.mkdtemp(prefix="hwinfo-sim-sysfs-")
                 weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
                 write_sysfs(self.scenario, directory)
@@ -499,7 +497,7 @@ class Machine:
         gi_id, ci_id = ci.gpu_instance.spec.id, ci.spec.id
         old_form = f"MIG-{gpu.spec.uuid}/{gi_id}/{ci_id}"
         new_form = "MIG-" + str(
-            builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
         )
         if ci.spec.uuid is not None:  # the dump's own (-L), masked or not
             new_form = ci.spec.uuid

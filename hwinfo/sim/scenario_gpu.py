@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 
 from hwinfo import inputs
 from hwinfo.cpulist import parse_cpulist
-from hwinfo.sim import builtin_hash
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario_bounds import (
     MAX_ACCOUNTING_BUFFER,
@@ -281,7 +280,7 @@ def read_gpu(
     # Absent (not null) identity fields get stable defaults derived from the scenario.
     if "uuid" not in merged:
         values["uuid"] = "GPU-" + str(
-            builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, f"hwinfo-sim:{scenario_name}:{index}")
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"hwinfo-sim:{scenario_name}:{index}")
         )
     if "pci_bus_id" not in merged:
         values["pci_bus_id"] = f"00000000:{index + 1:02X}:00.0"
@@ -289,7 +288,7 @@ def read_gpu(
         values["minor_number"] = index
     if "serial" not in merged and board is not None and board.has_serial and not imported:
         values["serial"] = (
-            f"{builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
+            f"{uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
         )
     nvlink_max = board.nvlink_max_links if board else (values["nvlink_links"] or 0)
     if values["nvlink_links"] is not None and values["nvlink_links"] > nvlink_max:  # type: ignore[operator]

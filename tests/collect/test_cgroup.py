@@ -119,7 +119,7 @@ def test_a_process_that_ends_reads_as_not_read() -> None:
 
 
 def test_tree_owners_read_status_cmdline_and_cgroup(tmp_path: Path) -> None:
-    from hwinfo.collect.gpu.processes import ProcessOwner, tree_owners
+    from hwinfo.collect.gpu.owners import ProcessOwner, tree_owners
 
     root = _tree(tmp_path, 11, HOSTILE["huge"])  # a hostile cgroup: the user stays
     (tmp_path / "proc/11/status").write_text("Name:\tpython3\nUid:\t1234\t1234\t1234\t1234\n")
@@ -137,3 +137,34 @@ def test_live_owner_carries_the_attribution() -> None:
 
     owner = local_owner(os.getpid())
     assert owner is not None and owner.attribution is not None
+
+
+def test_the_job_s_own_cgroup_in_each_hierarchy_that_has_it() -> None:
+    """A Slurm job's cgroup is job_N (every step below it), a container's its scope, a pod's
+    container its own; on v1 only the controllers whose line places the same unit."""
+    from tests.fixtures.cgroups import CASE
+
+    assert parse(CASE["slurm-v2"].text, 1000).cgroups == {
+        "unified": "/system.slice/slurmstepd.scope/job_3385"}
+    assert parse(CASE["slurm-v1-debian"].text, 0).cgroups == {"freezer": "/slurm_vm/uid_0/job_1"}
+    docker = "/docker/5dace3de0735f73d2b5048f12d41a71741a02e49668de921fdae62f7e65dc498"
+    assert parse(CASE["docker-cgroupfs-v1"].text).cgroups == dict.fromkeys(
+        ("perf_event", "freezer", "memory"), docker)
+    # containerd's v1 form sits under containerd.service in blkio, at the top in perf_event.
+    cri = parse(CASE["kubernetes-containerd-systemd-v1"].text).cgroups
+    assert cri["blkio"] == "/system.slice/containerd.service/" + cri["perf_event"][1:]
+    assert parse(CASE["kind-containerd-systemd-v2"].text).cgroups["unified"].endswith(
+        "-pod1e597579_417e_482f_bf65_5fe170c3aebd.slice/cri-containerd-a09bc17f5aa29b0dbdec9ede"
+        "5f46cf1396d2405917ab02e6f1eb1019f388396e.scope")
+    # A v1 "cpu,cpuacct" line is both controllers'; a unit or none has no cgroup to read.
+    both = parse("2:cpu,cpuacct:/slurm/uid_7/job_9/step_0/task_0\n", 7).cgroups
+    assert both == {"cpu": "/slurm/uid_7/job_9", "cpuacct": "/slurm/uid_7/job_9"}
+    assert parse(CASE["slurm-without-cgroups"].text).cgroups == {}
+
+
+def test_a_hybrid_host_s_unified_line_counts_only_where_it_places_the_same_unit() -> None:
+    docker = "5dace3de0735f73d2b5048f12d41a71741a02e49668de921fdae62f7e65dc498"
+    same = f"4:memory:/docker/{docker}\n0::/docker/{docker}\n"
+    assert parse(same).cgroups == {"memory": f"/docker/{docker}", "unified": f"/docker/{docker}"}
+    other = f"4:memory:/docker/{docker}\n0::/system.slice/slurmstepd.scope/job_1/step_0/user\n"
+    assert parse(other).cgroups == {"memory": f"/docker/{docker}"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwinfo.collect import cpu_topology
+from hwinfo.collect import cpu
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.collect.sysfs import Root
 from hwinfo.model.snapshot import Snapshot
@@ -14,7 +14,9 @@ from hwinfo.model.sources import SourceError
 
 
 def _collect(tmp_path: Path, meminfo: str) -> Snapshot:
-    """A snapshot of a root holding one CPU and the given /proc/meminfo."""
+    """A snapshot of a root holding one CPU, no disk or NIC, and the given /proc/meminfo."""
+    for empty in ("sys/block", "sys/class/net"):
+        (tmp_path / empty).mkdir(parents=True)
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc" / "meminfo").write_text(meminfo)
     (tmp_path / "proc" / "cpuinfo").write_text("processor\t: 0\n")
@@ -33,12 +35,12 @@ def test_an_inventory_that_cannot_be_built_fails_its_section_only(
     def broken(*args: object) -> None:
         raise ValueError("unexpected topology")
 
-    monkeypatch.setattr(cpu_topology, "read_topology", broken)
+    monkeypatch.setattr(cpu, "read_topology", broken)
     snapshot = _collect(tmp_path, "MemTotal:       1024 kB\nMemFree:  512 kB\n")
     assert snapshot.cpu is None
     assert snapshot.errors == [SourceError("cpu", "ValueError: unexpected topology")]
-    assert _states(snapshot) == {"host": "ok", "memory": "ok", "gpu": "not_collected",
-                                 "cpu": "failed"}
+    assert _states(snapshot) == {"host": "ok", "memory": "ok", "storage": "ok", "network": "ok",
+                                 "gpu": "not_collected", "cpu": "failed"}
     assert snapshot.memory is not None and snapshot.memory.total_bytes == 1024 * 1024
 
 

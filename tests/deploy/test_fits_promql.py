@@ -46,6 +46,18 @@ FACTS = [
     *both("hwinfo_mig_profile_free_instances", 'gpu="3", profile="7g.80gb"', 0, 0),
     *both("hwinfo_mig_profile_memory_bytes", 'gpu="3", profile="4g.40gb"', 40.5 * GIB, 40.5 * GIB),
     *both("hwinfo_mig_profile_free_instances", 'gpu="3", profile="4g.40gb"', 1, 0),
+    # GPU 4: free and large, but `hwinfo run` claims it for ana (seen by one replica): not
+    # offered. So is GPU 3's idle GPU instance 6, claimed for bo.
+    *both("hwinfo_gpu_memory_free_bytes", 'gpu="4"', 50 * GIB, 50 * GIB),
+    *both("hwinfo_gpu_processes", 'gpu="4"', 0, 0),
+    series("hwinfo_gpu_claim_info", 'gpu="4", user="ana"', 1),
+    *both("hwinfo_mig_device_info", 'gpu="3", gpu_instance_id="6", compute_instance_id="0", '
+          'profile="4g.40gb", mig_uuid="MIG-6"', 1, 1),
+    *both("hwinfo_mig_device_processes", 'gpu="3", gpu_instance_id="6", compute_instance_id="0"', 0, 0),
+    *both("hwinfo_mig_gpu_instance_memory_total_bytes", 'gpu="3", gpu_instance_id="6", '
+          'profile="4g.40gb"', 40.5 * GIB, 40.5 * GIB),
+    series("hwinfo_gpu_claim_info", 'gpu="3", gpu_instance_id="6", compute_instance_id="0", '
+           'user="bo"', 1, "B"),
 ]
 
 
@@ -62,7 +74,7 @@ MIG_PROFILE_4G = (f'{{{HOST}, gpu="3", profile="4g.40gb", kind="mig_profile"}}',
     (20 * GIB, [WHOLE_1, WHOLE_2], [MIG_DEVICE_2, MIG_PROFILE_4G]),
     (75 * GIB, [], []),
 ], ids=["40GiB", "20GiB", "75GiB"])
-def test_the_engine_offers_each_place_of_that_size_once_and_never_a_busy_copy(
+def test_the_engine_offers_each_place_of_that_size_once_never_a_busy_copy_or_a_claimed_one(
     tmp_path: Path, need: int, whole: list[tuple[str, float]], mig: list[tuple[str, float]]
 ) -> None:
     expected: list[Expect] = list(zip(fit_queries(need), [whole, mig]))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from hwinfo.ledger import queries
+from hwinfo.ledger import job_resources, queries
 from tests.deploy.artifacts import REPO
 from tests.deploy.test_alert_rules import promtool
 
@@ -17,7 +17,8 @@ LEDGER_TESTS = REPO / "prometheus" / "hwinfo-ledger.test.yml"
 
 def test_promtool_check_rules_passes() -> None:
     rules = sum(len(g["rules"]) for g in yaml.safe_load(LEDGER.read_text())["groups"])
-    assert rules == 58  # the ledger's records, the attribution records, the alert, roll-ups
+    # The ledger's records, the attribution records, the alert, the jobs' own resources, roll-ups.
+    assert rules == 79
     assert f"SUCCESS: {rules} rules found" in promtool("check", "rules", str(LEDGER))
 
 
@@ -29,6 +30,18 @@ def test_attribution_on_a_machine_whose_truth_is_known() -> None:
     assert "SUCCESS" in promtool("test", "rules", str(REPO / "prometheus" / "hwinfo-ledger-attribution.test.yml"))
 
 
+def test_jobs_resources_on_a_machine_whose_truth_is_known() -> None:
+    assert "SUCCESS" in promtool("test", "rules", str(REPO / "prometheus" / "hwinfo-ledger-jobs.test.yml"))
+
+
+def test_the_jobs_records_read_raw_series_only() -> None:
+    """vmalert writes records asynchronously: a rule that read another record of its group
+    could see an old one or none."""
+    groups = {g["name"]: g for g in yaml.safe_load(LEDGER.read_text())["groups"]}
+    for rule in groups["hwinfo-ledger-jobs"]["rules"]:
+        assert "hwinfo:" not in rule["expr"] and "hwinfo_job_" in rule["expr"], rule["record"]
+
+
 def test_every_range_the_ledger_reads_has_its_hourly_roll_up() -> None:
     groups = {g["name"]: g for g in yaml.safe_load(LEDGER.read_text())["groups"]}
     hourly = groups["hwinfo-ledger-hourly"]
@@ -36,7 +49,7 @@ def test_every_range_the_ledger_reads_has_its_hourly_roll_up() -> None:
     # What usage reads, grouping by user, host or model (and by job, pod or container), is
     # what the group records, and no more.
     read = set().union(*(queries.rollups(label) for label in (
-        "user", "instance", "model", "slurm_job", "pod_uid", "container_id")))
+        "user", "instance", "model", "slurm_job", "pod_uid", "container_id")), job_resources.ROLLUPS)
     assert {rule["record"] for rule in hourly["rules"]} == read
     # Each family counts its own evaluations.
     assert {r for r in read if r.startswith(queries.EVALUATIONS_RECORD)} == {
@@ -74,9 +87,10 @@ def test_no_minute_rule_reads_a_record_of_its_own_evaluation() -> None:
     write, so a rule reading a record of its own evaluation saw its previous sample there. Each
     minute record and the alert read raw series, the constant idle threshold, and (the alert,
     for a GPU not seen now) records of earlier evaluations only."""
-    (minute,) = [g for g in yaml.safe_load(LEDGER.read_text())["groups"] if g["interval"] == "1m"]
+    minute = [g for g in yaml.safe_load(LEDGER.read_text())["groups"] if g["interval"] == "1m"]
+    assert [g["name"] for g in minute] == ["hwinfo-ledger", "hwinfo-ledger-jobs"]
     earlier = re.compile(r"last_over_time\(hwinfo:ledger_\w+:\w+\[10m\]\)")
-    for rule in minute["rules"]:
+    for rule in (rule for group in minute for rule in group["rules"]):
         expr = earlier.sub("", rule["expr"]) if "alert" in rule else rule["expr"]
         read = set(re.findall(r"hwinfo:ledger_\w+:\w+", expr)) - {queries.IDLE_THRESHOLD_RECORD}
         assert not read, (rule.get("record") or rule["alert"], read)

@@ -314,22 +314,6 @@ def test_tls_and_basic_auth(tmp_path: Path, pki: Any) -> None:
         assert "Tesla T4" in out
 
 
-def _maps_openssl(pid: int) -> bool:
-    """Whether the process has OpenSSL's libraries mapped (ssl and hashlib load them)."""
-    maps = Path(f"/proc/{pid}/maps").read_text()
-    return "libcrypto" in maps or "libssl" in maps
-
-
-def test_a_plain_daemon_maps_no_openssl_and_a_tls_one_does(tmp_path: Path, pki: Any) -> None:
-    # ssl, hashlib and bcrypt are about 6 MiB of a 28 MiB daemon that serves plain HTTP.
-    with serving("--simulate", "dgx-a100-mig") as url:
-        assert scrape(url)  # a scrape served: the daemon is fully up
-        assert not _maps_openssl(url.pid)
-    with serving("--simulate", "cloud-t4", "--web-config", str(_web_config(tmp_path, pki, b"x")),
-                 ready=False, scheme="https") as url:
-        assert _maps_openssl(url.pid)
-
-
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -4,13 +4,13 @@ into a row that says so."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from hwinfo.exporter.metric import OTHER
 from hwinfo.exporter.metrics_users import ATTRIBUTED_SERIES_LIMIT
+from tests.exporter.activity import parsed
 from tests.exporter.test_catalogue import METRICS_PAGE
 from tests.fixtures.cgroups import write_process
 from tests.fixtures.machines import MACHINES, write_tree
@@ -31,27 +31,27 @@ def test_300_containers_are_64_series_and_one_that_sums_the_rest(tmp_path: Path)
                            "--root", str(root), "--textfile", "-"], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    series = {m.group(1): float(m.group(2)) for m in re.finditer(
-        r'^hwinfo_gpu_attributed_memory_used_bytes\{.*container_id="([^"]*)"\} (\S+)$', done.stdout,
-        re.MULTILINE)}
+    series = _by_container(done.stdout, "hwinfo_gpu_attributed_memory_used_bytes")
     assert len(series) == ATTRIBUTED_SERIES_LIMIT + 1
     # The 64 largest keep their own series; the 236 others are one row, their sum.
     kept = range(CONTAINERS - ATTRIBUTED_SERIES_LIMIT, CONTAINERS)
     assert {_id(i) for i in kept} | {OTHER} == set(series)
     assert series[OTHER] == sum(i + 1 for i in range(CONTAINERS - ATTRIBUTED_SERIES_LIMIT)) * 2**20
     # The process counts keep the same containers, which the ledger joins with their memory.
-    counts = {m.group(1): float(m.group(2)) for m in re.finditer(
-        r'^hwinfo_gpu_attributed_processes\{.*container_id="([^"]*)"\} (\S+)$', done.stdout,
-        re.MULTILINE)}
+    counts = _by_container(done.stdout, "hwinfo_gpu_attributed_processes")
     assert set(counts) == set(series) and counts[OTHER] == CONTAINERS - ATTRIBUTED_SERIES_LIMIT
-    other = next(line for line in done.stdout.splitlines()
-                 if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{") and OTHER in line)
-    assert other.count(f'"{OTHER}"') == 4  # user, slurm_job, pod_uid, container_id
+    (other,) = [dict(labels) for labels in parsed(done.stdout, "hwinfo_gpu_attributed_memory_used_bytes")
+                if dict(labels)["container_id"] == OTHER]
+    assert [name for name, value in other.items() if value == OTHER] == [
+        "container_id", "pod_uid", "slurm_job", "user"]
     # The per-user rollup still charges each container (root's processes) its own memory.
-    users = re.findall(r'^hwinfo_gpu_user_memory_used_bytes\{.*user="docker:([0-9a-f]{12})"\} (\S+)$',
-                       done.stdout, re.MULTILINE)
-    assert {(user, float(value)) for user, value in users} == {
-        (_id(i)[:12], (i + 1) * 2**20) for i in range(CONTAINERS)}
+    users = {dict(labels)["user"]: value
+             for labels, value in parsed(done.stdout, "hwinfo_gpu_user_memory_used_bytes").items()}
+    assert users == {f"docker:{_id(i)[:12]}": (i + 1) * 2**20 for i in range(CONTAINERS)}
+
+
+def _by_container(text: str, metric: str) -> dict[str, float]:
+    return {dict(labels)["container_id"]: value for labels, value in parsed(text, metric).items()}
 
 
 def _id(i: int) -> str:

@@ -127,16 +127,16 @@ def test_figures_a_gpu_can_hold_are_told() -> None:
 @pytest.mark.parametrize(("figures", "says"), [
     # Held at 1 evaluation (60 GPU-s), idle at 40 (2,400 GPU-s): idle 4,000 % of held.
     ({"held": 1, "idle": 40, "samples": 1},
-     "busy, idle and unknown (2400 GPU-seconds) are more than held (60)"),
+     "busy, idle and unknown (0.7 GPU-hours) are more than held (<0.1)"),
     # 999,360 evaluations of 60 s are 694 days, in a 30-day range (2,592,000 s, one more
     # evaluation at each edge at most: 2,592,090 s).
     ({"held": 999_360, "samples": 999_360},
-     "the job held GPU 0 of h for 5.99616e+07 s of a 2.592e+06 s range"),
+     "the job held GPU 0 of h for 694d of a 30d range"),
     # Held at 60 evaluations, at a share of the GPU of 2 (7,200 GPU-s in 3,600 s).
-    ({"held": 120, "samples": 60}, "7200 GPU-seconds held in 3600 s of 1 GPUs cannot be"),
+    ({"held": 120, "samples": 60}, "2.0 GPU-hours held in 1h of 1 GPUs cannot be"),
     # An 8 TiB peak on an 80 GB GPU.
     ({"held": 1, "samples": 1, "peak_memory": 8 * 2**40, "gpu_memory": 80e9},
-     "a peak of 8.79609e+12 bytes on GPU 0 of h, whose memory is 8e+10 bytes"),
+     "a peak of 8.00 TiB on GPU 0 of h, whose memory is 74.5 GiB"),
 ], ids=["idle 4000 % of held", "694 days in 30", "twice the GPU", "8 TiB on 80 GB"])
 def test_figures_no_gpu_can_hold_are_refused_as_usage_refuses_them(
         figures: dict[str, float], says: str) -> None:

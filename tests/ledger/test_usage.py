@@ -135,8 +135,8 @@ def test_a_short_range_s_whole_evaluations_are_noted() -> None:
     ledger = usage(_Recorded([sample("evaluations", 2), sample("held", 2, user="ann", model=A100)],
                              interval=4), 9995, 10_000, "user")  # type: ignore[arg-type]
     assert (ledger.covered_seconds, ledger.rows[0].held_gpu_seconds) == (8, 8)
-    assert ("the figures stand for the rules' 8 s of evaluations in the range (each counts its "
-            "whole 4 s), not the range's 5 s") in ledger.notes
+    assert ("the figures stand for the rules' 8s of evaluations in the range (each counts its "
+            "whole 4s), not the range's 5s") in ledger.notes
     longer = usage(_Recorded([sample("evaluations", 11), sample("held", 11, user="ann", model=A100)],
                              interval=1), 9990, 10_000, "user")  # type: ignore[arg-type]
     assert not any(n.startswith("the figures stand for") for n in longer.notes)

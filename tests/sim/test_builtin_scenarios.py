@@ -24,6 +24,7 @@ EXPECTED = {
     "dgx-h100",
     "faults-demo",
     "h200-mig",
+    "lab-server",
     "no-driver",
     "vgpu-guest",
     "workstation-geforce",

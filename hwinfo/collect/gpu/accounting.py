@@ -23,7 +23,7 @@ from typing import Any
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.accounting_state import Judged
 from hwinfo.collect.gpu.nvml import Reader
-from hwinfo.collect.gpu.processes import ProcessOwner
+from hwinfo.collect.gpu.owners import ProcessOwner
 from hwinfo.model.attribution import charged_user
 from hwinfo.model.gpu import AccountedUsage, Accounting, GpuProcess
 

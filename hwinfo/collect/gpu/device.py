@@ -9,7 +9,7 @@ from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.peak import peak_throughput
 from hwinfo.collect.gpu.topology import enabled_links, members, numa_affinity, read_nvlinks
-from hwinfo.model.gpu import Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
+from hwinfo.model.gpu import CLOCK_EVENT_REASONS, Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
 
 # nvmlDeviceArchitecture_t values (nvml.h); literal, as older bindings lack the newer names.
 ARCHITECTURES = {
@@ -29,19 +29,6 @@ COMPUTE_MODES = {
     pynvml.NVML_COMPUTEMODE_EXCLUSIVE_THREAD: "exclusive_thread",
     pynvml.NVML_COMPUTEMODE_PROHIBITED: "prohibited",
     pynvml.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: "exclusive_process",
-}
-
-# Bit -> name of the clock event (throttle) reasons, as the metrics label them.
-CLOCK_EVENT_REASONS = {
-    0x001: "gpu_idle",
-    0x002: "applications_clocks_setting",
-    0x004: "sw_power_cap",
-    0x008: "hw_slowdown",
-    0x010: "sync_boost",
-    0x020: "sw_thermal_slowdown",
-    0x040: "hw_thermal_slowdown",
-    0x080: "hw_power_brake_slowdown",
-    0x100: "display_clock_setting",
 }
 
 _UNKNOWN_PSTATE = 32  # NVML_PSTATE_UNKNOWN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hwinfo.model.gpu import Mig, MigDevice
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.units import NA, or_na, percent, size
 
 # After a value a simulated machine's import inferred rather than read (MigDevice.guessed).
 GUESSED = "*"

@@ -117,3 +117,26 @@ def test_long_names_are_cut_with_a_mark_not_widening_every_row(tmp_path: Path) -
     assert header.index("Memory") - header.index("Job") < NAME_WIDTH + 2 + len("Memory")
     users = done.stdout[done.stdout.index("GPU users"):]
     assert f"{long_user[:NAME_WIDTH - 1]}…" in users and long_user not in users
+
+
+def test_each_process_s_job_cpu_beside_its_gpu_use(tmp_path: Path) -> None:
+    """A Slurm job on cgroup v2 with 16 CPUs (tests/fixtures/job_cgroups.py), whose counter
+    does not move between the report's two readings: 0 of 16 CPUs busy; a process without a
+    job has no figure."""
+    from tests.fixtures.job_cgroups import SLURM_V2, write_host
+    from tests.fixtures.machines import MACHINES, write_tree
+
+    root = write_host(SLURM_V2, write_tree(MACHINES["x86-2s-smt"], tmp_path))
+    scenario = tmp_path / "job.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "a job", "gpus": [
+        {"board": "A100-SXM4-80GB", "utilization_gpu_percent": 30, "processes": [
+            {"pid": SLURM_V2.pid, "used_memory_mib": 1024, "user": "nobody", "command": "python"},
+            {"pid": _NOWHERE, "used_memory_mib": 1024, "user": "bob", "command": "python"}]}]}))
+    done = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--simulate", str(scenario),
+                           "--root", str(root), "--no-color"], capture_output=True, text=True,
+                          timeout=60, check=True)
+    header, *rows = _table(done.stdout, 0)
+    assert header[header.index("T") + 1:][:2] == ["Job", "CPU"]  # the "Job CPU" column
+    by_pid = {row[0]: row for row in rows}
+    assert "0.0/16" in by_pid[str(SLURM_V2.pid)] and "slurm:3385.0" in by_pid[str(SLURM_V2.pid)]
+    assert "0.0/16" not in by_pid[str(_NOWHERE)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hwinfo.collect.gpu.processes import ProcessOwner
+from hwinfo.collect.gpu.owners import ProcessOwner
 
 
 @pytest.mark.parametrize(("command", "executable", "name"), [
@@ -20,7 +20,7 @@ def test_the_command_name(command: str | None, executable: str | None, name: str
 def test_a_bad_uid_or_passwd_below_root_costs_the_name_only(tmp_path) -> None:
     import os
 
-    from hwinfo.collect.gpu.processes import _user_name
+    from hwinfo.collect.gpu.owners import _user_name
     from hwinfo.collect.sysfs import Root
 
     (tmp_path / "etc").mkdir()
@@ -29,7 +29,7 @@ def test_a_bad_uid_or_passwd_below_root_costs_the_name_only(tmp_path) -> None:
 
 
 def test_a_tree_s_oversized_status_costs_that_process_its_owner_only(tmp_path) -> None:
-    from hwinfo.collect.gpu.processes import STATUS_MAX_BYTES, tree_owners
+    from hwinfo.collect.gpu.owners import STATUS_MAX_BYTES, tree_owners
     from hwinfo.collect.sysfs import Root
 
     for pid, padding in ((10, 0), (11, STATUS_MAX_BYTES)):

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import json
 
-from hwinfo.health.findings import Finding, Severity
-from hwinfo.health.render import finding_line, render_error, render_json, render_text, summary_line
-from hwinfo.render.text.style import Style
+from health.factories import make_gpu, make_snapshot, make_system
 
-from .factories import make_gpu, make_snapshot, make_system
+from hwinfo.health.findings import Finding, Severity
+from hwinfo.render.check import finding_line, render_error, render_json, render_text, summary_line
+from hwinfo.render.text.style import Style
 
 LOST = Finding(Severity.CRITICAL, "gpu_lost", "gpu 2", "NVML reports the GPU fell off the bus",
                {"lost": True}, "GPU-00000002")

@@ -39,10 +39,33 @@ def size_short(n: float) -> str:
     return f"{value:.0f}{unit}" if value >= 10 or unit == "B" else f"{value:.1f}{unit}"
 
 
+def pcie_link(gen: int | None, width: int | None) -> str:
+    """A PCIe link as the report writes it: "gen4 x16"."""
+    if gen is None and width is None:
+        return NA
+    return f"gen{or_na(gen, str)} x{or_na(width, str)}"
+
+
+def link_rate(bytes_per_second: float) -> str:
+    """A network link's rate in the bits per second it is sold by: "25 Gb/s", "100 Mb/s"."""
+    bits = bytes_per_second * 8
+    if abs(bits) >= 1e9:
+        return f"{bits / 1e9:.4g} Gb/s"
+    return f"{bits / 1e6:.4g} Mb/s"
+
+
 def frequency(hz: float) -> str:
     if hz >= 1e9:
         return f"{hz / 1e9:.2f} GHz"
     return f"{hz / 1e6:.0f} MHz"
+
+
+def celsius(t: float) -> str:
+    return f"{t:.0f}°C"
+
+
+def watts(w: float) -> str:
+    return f"{w:.0f} W"
 
 
 def percent(ratio: float) -> str:

@@ -1,4 +1,5 @@
-"""The verdict as a monitoring plugin prints it (a summary line, then one line per finding), or JSON."""
+"""`hwinfo check`'s verdict as a monitoring plugin prints it (a summary line, then one line per
+finding), or JSON."""
 
 from __future__ import annotations
 
