@@ -242,7 +242,7 @@ _MASKS = [
     (re.compile(r"127\.0\.0\.1:\d+"), "<host>"),
     # Hours and kWh (those not 0 but under 0.1 as "<0.1"), not sizes.
     (re.compile(r"(?<![\d.<])<?\d+\.\d(?![\d.]| GiB| MiB)"), "<h>"),
-    (re.compile(r"\d+%(?=\s+\S+ GiB\s+<h>$)"), "<%>"),
+    (re.compile(r"\d+%(?=\s+\S+ GiB\s+<h>(?:\s|$))"), "<%>"),
 ]
 
 
