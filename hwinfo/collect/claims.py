@@ -133,6 +133,14 @@ class Reading:
     last_sequence: int  # the highest number an entry took, live or dead
     complete: bool = True  # False: more entries than MAX_ENTRIES, the rest not judged
 
+    @property
+    def next_sequence(self) -> int:
+        """The number a new entry takes: one more than any so far, but never past what a
+        reader accepts. Anyone may leave a file holding the largest: one more made every later
+        claim one that readers refused, and its devices were handed out again. Entries that
+        share it are ordered by their time, then name, as those of one instant are."""
+        return min(self.last_sequence + 1, MAX_SEQUENCE)
+
 
 def read_directory(fd: int, path: str) -> Reading:
     """Judge every entry of the open claims directory."""

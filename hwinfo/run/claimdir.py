@@ -110,7 +110,7 @@ class Directory:
     def add(self, suffix: str, request: Request, argv: Sequence[str],
             devices: Sequence[str] = (), sequence: int = 0) -> Held:
         """A new claim or ticket of this process, locked before it takes its name. Decided
-        under the lock, `sequence` is one more than any entry's so far (Reading.last_sequence)."""
+        under the lock, `sequence` is Reading.next_sequence."""
         base = f"{os.geteuid()}.{os.getpid()}.{secrets.token_hex(8)}"
         temp, name = f".{base}{TEMP}", base + suffix
         content = json.dumps({"devices": list(devices), "command": kept_command(argv),
