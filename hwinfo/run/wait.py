@@ -106,7 +106,7 @@ def _ahead(reading: Reading, ticket: Held | None) -> list[Asker]:
     for entry in reading.waiters:
         if ticket is not None and entry.name == ticket.name:
             break
-        ahead.append(Asker(entry.request, names(entry.uid)))
+        ahead.append(Asker(entry.request, names(entry.uid) or str(entry.uid)))
     return ahead
 
 
