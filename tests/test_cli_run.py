@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.host import Host, eight_idle_h100s, simulated_host, wait_for
+from tests.run.host import Host, eight_idle_h100s, nameless_uid, simulated_host, wait_for
 
 
 @pytest.fixture
@@ -62,7 +61,7 @@ def test_a_user_without_a_name_does_not_take_a_gpu_whose_processes_owner_is_unkn
         tmp_path: Path) -> None:
     """A user without an account name was None, as is the owner of a process hwinfo cannot
     name (another container's): that process counted as theirs, and its GPU was handed out."""
-    nameless = next(uid for uid in range(54321, 65534) if _no_account(uid))
+    nameless = nameless_uid()
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"format": 1, "description": "a GPU of another container",
                                     "gpus": [{"board": "A100-SXM4-80GB", "processes": [
@@ -79,14 +78,6 @@ def test_a_user_without_a_name_does_not_take_a_gpu_whose_processes_owner_is_unkn
     assert done.returncode == 75, done.stderr
     assert "0 fit now; the others are short of free memory or hold other users' processes" in (
         done.stderr)
-
-
-def _no_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return True
-    return False
 
 
 def test_a_claims_directory_anyone_could_tamper_with_is_refused(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from hwinfo.collect.claims import take_lock
 from hwinfo.model.claims import Request
 from hwinfo.run.claimdir import Directory
 from tests.exporter.activity import parsed
+from tests.run.host import nameless_uid
 
 ASKED = Request(1, None, None, False)
 
@@ -81,7 +81,7 @@ def test_a_claim_of_a_uid_without_a_name_is_labelled_with_the_number(tmp_path: P
     to the user its processes' GPU time goes to."""
     claims = tmp_path / "claims"
     claims.mkdir(mode=0o1777)
-    uid = next(n for n in range(54321, 65534) if not _has_account(n))
+    uid = nameless_uid()
     whole = _parent(_uuids(), "7")
     path = claims / f"{uid}.4242.0123456789abcdef.claim"
     path.write_text(json.dumps({"devices": [whole], "command": ["python"], "sequence": 1,
@@ -97,14 +97,6 @@ def test_a_claim_of_a_uid_without_a_name_is_labelled_with_the_number(tmp_path: P
         os.close(fd)
     assert parsed(text, "hwinfo_gpu_claim_info") == {
         _labels(gpu="7", uuid=whole, gpu_instance_id="", compute_instance_id="", user=str(uid)): 1}
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return True
 
 
 def test_a_host_without_claims_serves_no_claim_series(tmp_path: Path) -> None:

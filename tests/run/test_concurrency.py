@@ -95,14 +95,13 @@ def test_a_file_holding_the_last_number_in_line_hides_no_later_claim(host: Host)
                                 "request": {"gpus": 1, "need_memory_bytes": None,
                                             "mig_profile": None, "share": False}}))
     os.chown(dead, 65534, -1)
-    for n in range(8):
-        host.run(f"h{n}")
-        host.started(f"h{n}")
-    now = host.run("now", wait=None)
+    every = host.run("every", "--gpus", "8")
+    host.started("every")
+    now = host.run("now", wait=None, hold="0")
     assert host.ended(now) == 75
     assert not host.has_started("now") and host.violations() == ""
-    for n in range(8):
-        host.release(f"h{n}")
+    host.release("every")
+    assert host.ended(every) == 0
 
 
 def test_a_waiter_gives_up_at_its_wait_with_75_and_one_line(host: Host) -> None:
