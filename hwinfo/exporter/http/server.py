@@ -251,6 +251,10 @@ class Server:
         conn.known = conn.client in self._served and self._gate.demand(conn.client) < 1
         conn.phase = Phase.PEEK if self._tls is not None else Phase.READ
         self._table.add(conn)
+        if conn.known:
+            # Its first bytes (a ClientHello, a request) have often come with the connection:
+            # taken now, they do not wait a turn of the loop, which a flood makes long.
+            self._guarded(conn, self._on_ready)
 
     # TLS
 
