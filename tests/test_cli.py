@@ -188,7 +188,7 @@ def test_watch_refreshes_until_interrupted() -> None:
     reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
     reader.start()
     try:
-        first = [lines.get(timeout=20) for _ in range(3)]  # three refreshes, then Ctrl-C
+        first = [lines.get(timeout=60) for _ in range(3)]  # three refreshes, then Ctrl-C
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
