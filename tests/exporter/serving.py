@@ -48,7 +48,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
     try:
         port = None
         start_up: list[str] = []  # kept in the log: what is said before listening counts too
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while port is None and time.monotonic() < deadline:
             line = proc.stderr.readline()
             if not line:
@@ -77,7 +77,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
             f"hwinfo serve exited with {proc.returncode} on SIGTERM")
 
 
-def wait_ready(url: str, timeout: float = 20) -> None:
+def wait_ready(url: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
