@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_ROOTS = REPO / "tests" / "fixtures" / "roots"
@@ -29,6 +30,13 @@ def imported_capture(capture: Path, directory: Path) -> Path:
     subprocess.run([sys.executable, "-m", "hwinfo", "sim", "import", str(capture), "-o",
                     str(scenario)], check=True, capture_output=True, timeout=60)
     return scenario
+
+
+# No per-example deadline, and no complaint that examples are slow to make: on a loaded
+# machine either fails a correct test. A property that must hold in bounded time is
+# checked in a process of its own under a generous deadline (tests/fuzz/test_fuzz_linear_time.py).
+settings.register_profile("hwinfo", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hwinfo")
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
