@@ -4,13 +4,12 @@ remote-write receiver), which evaluates the ledger rules; the commands ask only 
 from __future__ import annotations
 
 import json
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from tests.deploy.ledger_stack import LAB, answer, rules_every_second
+from tests.deploy.ledger_stack import LAB, answer, recorded_until, rules_every_second
 from tests.deploy.prometheus_stack import prometheus_scraping, wait_for
 from tests.exporter.serving import serving
 
@@ -38,9 +37,9 @@ def test_usage_and_fleet_answer_from_the_central_prometheus(tmp_path: Path) -> N
                 return {s["metric"]["instance"] for s in held} == set(instances.values())
 
             wait_for("the ledger rules to see both sites at the central", both_held, timeout=60)
-            # A window both sites fill (one started seconds before the other), ending before
-            # what remote write may not have delivered yet.
-            until = time.time() - 3
+            # A window both sites fill (one started seconds before the other), ending where
+            # the central's records are whole.
+            until = recorded_until(central)
             usage = answer("usage", "--prometheus", central.prometheus, "--since", "8s",
                            "--until", f"{until:.0f}", "--by", "host")
             by_host = {row["host"]: row for row in usage["rows"]}

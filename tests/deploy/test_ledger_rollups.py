@@ -3,13 +3,12 @@ what the minute records alone give, to the last evaluation (roll-ups every 5 s h
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.deploy.ledger_stack import ENGINES, ROLLUP_SECONDS, answer, lab
+from tests.deploy.ledger_stack import ENGINES, ROLLUP_SECONDS, answer, lab, recorded_until
 from tests.deploy.prometheus_stack import Stack, wait_for
 
 # Three hours of roll-ups and then some: the range below holds at least two whole ones.
@@ -73,7 +72,7 @@ def usage(stack: Stack, until: float, by: str = "user") -> dict[str, Any]:
 
 @pytest.mark.parametrize("by", list(LABELS))
 def test_roll_ups_and_minutes_give_what_minutes_alone_give(stack: Stack, by: str) -> None:
-    until = time.time() - 2  # records of the last moments may still be arriving
+    until = recorded_until(stack)  # no record at or before it is still to come
     rows = usage(stack, until, by)
     for field, record in COMPARED:
         truth = minute_sums(stack, record, until, by)
