@@ -68,7 +68,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
         running = proc.poll() is None  # a test may have stopped it with a signal of its own
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             raise AssertionError("hwinfo serve did not stop on SIGTERM") from None
@@ -91,7 +91,7 @@ def wait_ready(url: str, timeout: float = 60) -> None:
 
 
 def get(
-    url: str, headers: dict[str, str] | None = None, timeout: float = 5
+    url: str, headers: dict[str, str] | None = None, timeout: float = 60
 ) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers or {})
     try:

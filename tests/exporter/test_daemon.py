@@ -263,7 +263,7 @@ def test_tls_and_basic_auth(tmp_path: Path, pki: Any) -> None:
             token = base64.b64encode(f"{user}:{password}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
         try:
-            with urllib.request.urlopen(request, context=context, timeout=5) as response:
+            with urllib.request.urlopen(request, context=context, timeout=60) as response:
                 return response.status
         except urllib.error.HTTPError as exc:
             return exc.code

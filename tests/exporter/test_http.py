@@ -313,7 +313,7 @@ def test_requests_beyond_the_workers_wait_briefly_then_get_503(serve: ServeFacto
 
     def stuck(request: Request) -> Response:
         entered.set()
-        release.wait(10)
+        release.wait(600)
         return Response(200, b"late\n")
 
     server = serve({"/stuck": stuck, "/": hello}, limits=Limits(workers=1, queue_wait=0.2))
@@ -321,7 +321,7 @@ def test_requests_beyond_the_workers_wait_briefly_then_get_503(serve: ServeFacto
     first = threading.Thread(target=lambda: results.append(fetch(server, "/stuck")[0]))
     first.start()
     try:
-        assert entered.wait(5)
+        assert entered.wait(60)
         status, _, body = fetch(server, "/")
         assert (status, body) == (503, b"Service Unavailable\n")
         assert not release.is_set() and first.is_alive()  # answered while the worker is stuck
@@ -371,7 +371,7 @@ def test_slow_readers_hold_no_worker() -> None:
     # outlast the loop's join below many times over.
     server = Server(("127.0.0.1", 0), {"/huge": lambda r: Response(200, huge), "/": hello},
                     limits=Limits(write_timeout=3600))
-    loop = threading.Thread(target=server.serve_forever)
+    loop = threading.Thread(target=server.serve_forever, daemon=True)  # if it never ends
     loop.start()
     readers = [slow_reader(server, "/huge") for _ in range(12)]  # more than the 8 workers
     try:

@@ -355,7 +355,7 @@ def _handshake(port: int, pki: Pki, ciphers: str | None = None, curve: str | Non
     if curve:
         context.set_ecdh_curve(curve)
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as raw, \
                 context.wrap_socket(raw, server_hostname="localhost") as tls:
             tls.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             tls.recv(64)
@@ -411,7 +411,7 @@ def test_a_running_server_keeps_tls_and_auth_when_the_file_is_emptied(
     assert any(r.levelname == "WARNING" and "never weakens" in r.getMessage()
                for r in caplog.records)
     assert _handshake(server.address[1], pki)  # still TLS, still asking for certificates
-    with socket.create_connection(server.address, timeout=5) as plain:
+    with socket.create_connection(server.address, timeout=60) as plain:
         plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         try:
             answer = plain.recv(64)

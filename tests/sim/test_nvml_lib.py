@@ -1151,7 +1151,7 @@ def test_concurrent_callers_and_mutations(simulate: Simulate) -> None:
         machine.set_processes(1, [{"pid": 1000 + i, "used_memory_mib": i}])
     stop.set()
     for w in workers:
-        w.join(5)
+        w.join(60)
     assert not errors
 
 
