@@ -172,8 +172,9 @@ def test_series_end_with_the_job(lab: Lab) -> None:
         with urllib.request.urlopen(lab.daemons[0] + "/metrics", timeout=10) as response:
             series = [line for line in response.read().decode().splitlines()
                       if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{")]
-        # The array task still runs: its series stays.
-        return (not any(f'slurm_job="{lab.job}"' in line for line in series)
-                and any(f'slurm_job="{lab.array_job}"' in line for line in series))
+        # The array task still runs: its series stays. (What was seen goes in the message.)
+        assert not any(f'slurm_job="{lab.job}"' in line for line in series), series
+        assert any(f'slurm_job="{lab.array_job}"' in line for line in series), series
+        return True
 
     wait_for("the job's series to end", gone)

@@ -389,7 +389,9 @@ def test_slow_readers_hold_no_worker() -> None:
 
 def test_a_slow_reader_gets_its_whole_response_and_the_next(serve: ServeFactory) -> None:
     huge = bytes(range(256)) * (16 << 10)  # 4 MiB
-    server = serve({"/huge": lambda r: Response(200, huge)})
+    # Through a 4 KiB receive buffer, read a few KiB at a time: a loaded machine can take
+    # longer than the default 10 s write timeout, which is not what this test is about.
+    server = serve({"/huge": lambda r: Response(200, huge)}, limits=Limits(write_timeout=600))
     sock = slow_reader(server, "/huge", requests=2)  # the loop holds the rest of the first response
     with sock:
         received = bytearray()
