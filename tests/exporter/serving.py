@@ -87,7 +87,8 @@ def wait_ready(url: str, timeout: float = 60) -> None:
         except OSError:
             pass
         time.sleep(0.05)
-    raise AssertionError(f"{url} did not become ready")
+    said = "".join(getattr(url, "log", [])[-10:])  # a Daemon's log: why it is not ready
+    raise AssertionError(f"{url} did not become ready; it said:\n{said}")
 
 
 def get(
