@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -39,15 +40,38 @@ settings.register_profile("hwinfo", deadline=None, suppress_health_check=[Health
 settings.load_profile("hwinfo")
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on, fewer where a CPU quota of its cgroup (v2) or of one
+    above it says so: a container given 2 CPUs of a 64-core host."""
+    cpus = len(os.sched_getaffinity(0))
+    root = Path("/sys/fs/cgroup")
+    try:
+        own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.startswith("0::"))
+    except (OSError, StopIteration):
+        return cpus
+    group = root / own.lstrip("/")
+    for directory in (group, *group.parents):
+        if not directory.is_relative_to(root):
+            break
+        try:
+            quota, period = (directory / "cpu.max").read_text().split()
+            if quota != "max":
+                cpus = min(cpus, math.ceil(int(quota) / int(period)))
+        except (OSError, ValueError):
+            continue  # no such file at the root, or not a quota
+    return max(1, cpus)
+
+
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (pyproject.toml): two workers per CPU, at most 8.
+    """`-n auto` (pyproject.toml): two workers per usable CPU, at most 8 (docs/testing.md).
 
-    Most of the suite's time is spent waiting (Prometheus scraping every second, daemons
-    sampling, subprocesses starting), so two workers per CPU overlap those waits; more would
-    only add Prometheus instances competing for the same cores.
+    Most of a worker's time is spent waiting on processes (an engine's next evaluation, a
+    daemon's next sample), so two per CPU overlap those waits, on a busy machine too; the
+    CPUs are those this run may use, not the host's.
     """
-    return min(8, 2 * len(os.sched_getaffinity(0)))
+    return min(8, 2 * usable_cpus())
 
 
 # Parameters whose tests pytest-xdist runs apart from the rest of their file: each is a lab on
