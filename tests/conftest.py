@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,21 @@ def require_tool(name: str) -> str:
     require(path is not None, f"{name} is not installed (the README's test command installs it)")
     assert path is not None
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_simulated_drivers_of_this_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Drivers of this worker's own, for what starts before a test's own (below): a
+    module-scoped lab's daemons. Else they shared the host's default state directory, and
+    a lab started while another run on this host simulated the same scenario joined its
+    driver, scenario clock and all: a fault due 20 s in was already due, and a daemon whose
+    first sample hung never became ready."""
+    environment = pytest.MonkeyPatch()
+    environment.setenv("HWINFO_SIM_STATE_DIR", str(tmp_path_factory.mktemp("sim-state-run")))
+    yield
+    environment.undo()
 
 
 @pytest.fixture(autouse=True)
