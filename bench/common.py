@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,6 +36,25 @@ def median_wall(argv: Sequence[str], runs: int = 10) -> tuple[float, float, floa
     return statistics.median(times), min(times), max(times)
 
 
+def in_turns(commands: dict[str, Sequence[str]], runs: int) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each command as a fresh process, `runs` times, taking turns (one
+    of each, then again), after one warm-up run each: on a shared machine whose load comes and
+    goes, each command then meets the same load."""
+    for argv in commands.values():
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            times[name].append((wall, cpu))
+    return times
+
+
 def median_call(fn: Callable[[], object], runs: int = 30) -> tuple[float, float, float]:
     """(median, min, max) seconds of an in-process call, after one warm-up call."""
     fn()
@@ -46,10 +66,12 @@ def median_call(fn: Callable[[], object], runs: int = 30) -> tuple[float, float,
     return statistics.median(times), min(times), max(times)
 
 
-def row(name: str, result: tuple[float, float, float], target_ms: float) -> str:
+def row(name: str, result: tuple[float, float, float], target_ms: float | None = None) -> str:
     med, lo, hi = (v * 1000 for v in result)
-    verdict = "ok" if med <= target_ms else "OVER"
-    return f"{name:<48} median {med:7.1f} ms  (min {lo:6.1f}, max {hi:6.1f})  target {target_ms:g} ms  {verdict}"
+    line = f"{name:<48} median {med:7.1f} ms  (min {lo:6.1f}, max {hi:6.1f})"
+    if target_ms is None:
+        return line
+    return f"{line}  target {target_ms:g} ms  {'ok' if med <= target_ms else 'OVER'}"
 
 
 # Users and commands with quotes, newlines, backslashes and non-ASCII, as labs have them.

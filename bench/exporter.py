@@ -55,9 +55,11 @@ def wait_ready(port: int) -> None:
     raise SystemExit("hwinfo serve did not become ready")
 
 
-def wrk_latency(port: int, connections: int, seconds: int = 10) -> tuple[float, float, int]:
+def wrk_latency(port: int, connections: int, seconds: int = 10,
+                strict: bool = True) -> tuple[float, float, int]:
     """(median ms, p99 ms, requests) from wrk: a C load generator, so the client is not what
-    we measure (Python client threads on this 2-core machine are slower than the server)."""
+    we measure (Python client threads on this 2-core machine are slower than the server).
+    Failed scrapes end the benchmark, unless not `strict` (a peer measured beside us)."""
     wrk = shutil.which("wrk")
     if wrk is None:
         raise SystemExit("bench/exporter.py needs wrk: apt-get install -y wrk")
@@ -66,7 +68,7 @@ def wrk_latency(port: int, connections: int, seconds: int = 10) -> tuple[float, 
          "-H", "Accept-Encoding: gzip", f"http://127.0.0.1:{port}/metrics"],
         capture_output=True, text=True, check=True,
     ).stdout
-    if "Non-2xx" in out or "Socket errors" in out:
+    if strict and ("Non-2xx" in out or "Socket errors" in out):
         raise SystemExit(f"wrk saw failed scrapes:\n{out}")
 
     def ms(label: str) -> float:

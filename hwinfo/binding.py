@@ -18,6 +18,7 @@ the core facts (too_old()) is one line naming the package to change.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -59,14 +60,15 @@ CORE_FUNCTIONS = (
 def distribution() -> tuple[str, str]:
     """(distribution, version) of the binding imported: the deprecated `pynvml` package or
     nvidia-ml-py's module, read from the directory it was imported from."""
-    from importlib import metadata  # here: 20 ms of start-up that only a refusal needs
-    from pathlib import Path
+    # A refusal's own: importlib.metadata costs 14 ms, which every start with a binding
+    # hwinfo can use would pay for nothing.
+    from importlib import metadata
 
     name = "pynvml" if hasattr(_installed, "__path__") else "nvidia-ml-py"
-    where = Path(_installed.__file__ or ".").resolve().parent
+    where = os.path.dirname(os.path.realpath(_installed.__file__ or "."))
     if name == "pynvml":
-        where = where.parent
-    for dist in metadata.distributions(path=[str(where)]):
+        where = os.path.dirname(where)
+    for dist in metadata.distributions(path=[where]):
         if (dist.metadata["Name"] or "").lower() == name:
             return name, dist.version
     return name, "of unknown version"

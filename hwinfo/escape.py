@@ -14,13 +14,17 @@ One function per kind of output, used by every renderer of that kind:
 - `unicode`: formats that are UTF-8 but have no escape of their own for a byte (the
   Prometheus exposition): undecodable bytes as the text `\\xe9`;
 - `to_json`: JSON, whose grammar escapes any code unit: lone surrogates as `\\udce9`, so
-  hwinfo reading the document back gets the very string; NaN and infinities are null.
+  hwinfo reading the document back gets the very string; NaN and infinities are null;
+- `html_text`: HTML, in an element or a quoted attribute: `printable`'s escapes, then the
+  characters HTML gives meaning (`& < > " '`) as entities, so a name is only ever text.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import html
+import json
 import math
 import re
 from typing import Any, TypeVar
@@ -63,6 +67,12 @@ def printable(text: str, keep_colour: bool = False) -> str:
     return (_CONTROL_BUT_COLOUR if keep_colour else _CONTROL).sub(_escape, text)
 
 
+def html_text(text: str) -> str:
+    """`text` as HTML shows it, within an element or a quoted attribute value: never markup,
+    never a control character or an undecodable byte (which a UTF-8 page cannot carry)."""
+    return html.escape(printable(text), quote=True)
+
+
 def printable_copy(value: T) -> T:
     """A copy of a tree of dataclasses, lists and dicts with every string printable(): what
     a text renderer is given, so that no name it shows (a GPU's, a MIG profile's, a label
@@ -95,8 +105,6 @@ def unicode(text: str) -> str:
 def to_json(document: Any, indent: int | None = 2) -> str:
     """A JSON document that UTF-8 can encode, lone surrogates written as `\\uXXXX` escapes;
     NaN or an infinity, which JSON cannot spell, is null: a figure not known."""
-    import json  # here: a text report, which needs the other escapes, never loads it
-
     try:
         text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:

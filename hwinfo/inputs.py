@@ -19,12 +19,14 @@ refused as an InputError whose text is one line naming the source and what is wr
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import stat
 import sys
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 # Inputs are small: a web-config is a few hundred bytes, an 8-GPU `nvidia-smi -q -x` dump is
@@ -61,8 +63,10 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMIT_BYTES,
+               prefix: bool = False) -> bytes:
     """The content of a regular file, at most `limit` bytes; `what` names it in errors.
+    `prefix`: the first `limit` bytes of a longer file, where a larger one is otherwise refused.
 
     Bounded by the bytes read, not by st_size: procfs and sysfs files say 0 and hold more.
     """
@@ -91,9 +95,9 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIM
         raise NotReadable(f"{what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if size > limit:
+    if size > limit and not prefix:
         raise InputError(f"{what}: larger than {_size(limit)}, the most accepted")
-    return b"".join(chunks)
+    return b"".join(chunks)[:limit]
 
 
 def decode_text(data: bytes, what: str) -> str:
@@ -113,8 +117,6 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_LIMI
 
 def parse_json(text: str | bytes, what: str) -> Any:
     """A JSON document, bounded in depth and size; NaN and Infinity are refused."""
-    import json  # here: the procfs readers import this module before a report's CPU window
-
     if _json_values_at_most(text) > MAX_NODES:
         raise InputError(f"{what}: more than {MAX_NODES:,} values")
     # Depth and finiteness are checked while counting and parsing, not by walking the
@@ -141,7 +143,8 @@ def parse_yaml(text: str, what: str) -> Any:
     """A YAML document (safe types only), bounded in depth and size, with finite numbers and
     no key given twice in one mapping (PyYAML keeps the last silently: a second user of the
     same name in basic_auth_users would replace the first's password unseen)."""
-    # Imported here: commands that read no YAML do not pay for PyYAML.
+    # PyYAML (10 ms) is the YAML files' own (a web config, thresholds, ledger.yml, prices):
+    # a command given none never imports it.
     import yaml
 
     if _nested_deeper(text, MAX_DEPTH):
@@ -149,7 +152,7 @@ def parse_yaml(text: str, what: str) -> Any:
     if _yaml_nodes_at_most(text) > MAX_YAML_NODES:
         raise InputError(f"{what}: more than {MAX_YAML_NODES:,} values")
     try:
-        document = yaml.load(text, Loader=_safe_loader())
+        document = yaml.load(text, Loader=_safe_loader(yaml))
     except RecursionError:
         raise InputError(f"{what}: nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -211,12 +214,10 @@ def _nested_deeper(text: str | bytes, limit: int) -> bool:
 _LOADER: Any = None
 
 
-def _safe_loader() -> Any:
+def _safe_loader(yaml: ModuleType) -> Any:
     """PyYAML's SafeLoader, refusing a key given twice in one mapping; built on first use."""
     global _LOADER
     if _LOADER is None:
-        import yaml
-
         class Loader(yaml.SafeLoader):
             def construct_mapping(self, node: Any, deep: bool = False) -> Any:
                 seen: set[Any] = set()

@@ -70,11 +70,21 @@ def parse_url(url: str, flag: str, service: str, suffix: str = "") -> Target:
     netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
     authorization = None
     if parts.username is not None:  # http://user:password@host:port, as curl takes it
-        user, password = parts.username, parts.password or ""
-        token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
-        authorization = "Basic " + base64.b64encode(token.encode()).decode()
+        authorization = basic_authorization(urllib.parse.unquote(parts.username),
+                                            urllib.parse.unquote(parts.password or ""))
     shown = urllib.parse.urlunsplit((parts.scheme, f"{netloc}:{port}", path, "", ""))
     return Target(shown, https, parts.hostname, port, path, authorization, service)
+
+
+def basic_authorization(user: str, password: str) -> str:
+    """The Authorization header of HTTP basic authentication (RFC 7617), UTF-8 encoded."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def same_origin(one: Target, other: Target) -> bool:
+    """Whether two targets are one server: scheme, host (lower case: parse_url) and port
+    (RFC 6454's origin)."""
+    return (one.https, one.host, one.port) == (other.https, other.host, other.port)
 
 
 def _without_password(url: str) -> str:
@@ -89,15 +99,16 @@ def _without_password(url: str) -> str:
     return f"{scheme}{separator}{credentials.partition(':')[0]}:***@{after}"
 
 
-def tls_context(ca_file: str | None) -> ssl.SSLContext:
-    """What an https URL is checked against: the system's CAs, or those of --ca-file.
+def tls_context(ca_file: str | None, what: str | None = None) -> ssl.SSLContext:
+    """What an https URL is checked against: the system's CAs, or those of `ca_file`, which
+    errors name as `what` (by default, as --ca-file gave it).
 
     The file is read as hostile input (inputs.read_text) and OpenSSL given its text, never its
     name: OpenSSL would wait on a FIFO for ever and read /dev/zero until memory runs out.
     """
     if ca_file is None:
         return ssl.create_default_context()
-    what = f"--ca-file {ca_file}"
+    what = what or f"--ca-file {ca_file}"
     try:
         pem = inputs.read_text(ca_file, what, inputs.PEM_LIMIT_BYTES)
     except inputs.InputError as exc:

@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,13 +17,49 @@ from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_ROOTS = REPO / "tests" / "fixtures" / "roots"
-# Real nvidia-smi dumps live beside the checkout, never inside it.
-CAPTURES = REPO.parent / "shared" / "captures"
-# Every real capture: nvidia-smi -q -x dumps and whole text capture files.
-CAPTURE_FILES = (
-    sorted([*CAPTURES.glob("*.xml"), *(CAPTURES / "text").glob("*.txt")])
-    if CAPTURES.is_dir() else []
-)
+# Real nvidia-smi output from other projects' public test data (telegraf, netdata,
+# nvidia_gpu_exporter), which is not ours to redistribute: it lives outside the repository,
+# in the directory HWINFO_CAPTURES names, else in ../shared/captures beside the checkout.
+CAPTURES = Path(os.environ.get("HWINFO_CAPTURES") or REPO.parent / "shared" / "captures")
+XML_CAPTURES = sorted(CAPTURES.glob("*.xml"))  # nvidia-smi -q -x dumps
+TEXT_CAPTURES = sorted((CAPTURES / "text").glob("*.txt"))  # whole text capture files
+CAPTURE_FILES = [*XML_CAPTURES, *TEXT_CAPTURES]
+NO_CAPTURES = (f"no nvidia-smi captures in {CAPTURES}: set HWINFO_CAPTURES=DIR or put them in "
+               "../shared/captures")
+
+
+def require_captures(*paths: Path | None) -> None:
+    """Skip (fail under CI=true) unless there are captures and each of paths is one of them
+    (None: a kind of capture the directory has none of)."""
+    require(bool(CAPTURE_FILES), NO_CAPTURES)
+    for path in paths:
+        require(path is not None and path.is_file(),
+                f"{path or 'no capture of the kind this test reads'} is not in {CAPTURES}")
+
+
+def needs(paths: Sequence[Path]) -> pytest.MarkDecorator:
+    """Marks a test that reads some of paths: it skips (fails under CI=true) without them."""
+    return pytest.mark.captures(*([] if paths else [None]))
+
+
+def each_capture(cases: Sequence[Any], width: int = 1) -> list[Any]:
+    """Parameters, one per case (a capture's path or a pytest.param of width values); without
+    any, one case that skips (fails under CI=true), not none, which pytest would hide."""
+    params = [pytest.param(case, id=case.name) if isinstance(case, Path) else case
+              for case in cases]
+    return params or [pytest.param(*[None] * width, id="no-captures", marks=needs([]))]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "captures: the test reads the real nvidia-smi captures")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `captures` skips, or fails under CI=true, before its fixtures run."""
+    marker = item.get_closest_marker("captures")
+    if marker is not None:
+        require_captures(*marker.args)
 
 
 def imported_capture(capture: Path, directory: Path) -> Path:
@@ -158,6 +194,19 @@ def _private_simulated_drivers(
     """Simulated drivers load anew in each test: no scenario clock shared with other tests or
     with other test runs on this host (hwinfo/sim/driver_load.py)."""
     monkeypatch.setenv("HWINFO_SIM_STATE_DIR", str(tmp_path_factory.mktemp("sim-state")))
+
+
+@pytest.fixture(autouse=True)
+def _no_ledger_configuration(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger commands find no engine but the one a test names: not this machine's
+    /etc/hwinfo/ledger.yml, the developer's own file, or their HWINFO_PROMETHEUS
+    (hwinfo/ledger/config.py)."""
+    nowhere = tmp_path_factory.mktemp("no-ledger-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(nowhere))
+    monkeypatch.setenv("HWINFO_LEDGER_SYSTEM_CONFIG", str(nowhere / "system-ledger.yml"))
+    monkeypatch.delenv("HWINFO_PROMETHEUS", raising=False)
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,12 @@ def test_text_report_has_every_section_on_the_simulator() -> None:
 
 
 def test_no_processes_leaves_out_processes_and_users() -> None:
-    text = run("report", "--simulate", "dgx-a100-mig", "--no-processes").stdout
-    assert "Processes" not in text and "GPU users" not in text
+    full = run("report", "--simulate", "dgx-a100-mig")
+    bare = run("report", "--simulate", "dgx-a100-mig", "--no-processes")
+    assert (full.returncode, bare.returncode) == (0, 0), bare.stderr
+    assert "\nGPU users\n" in full.stdout and "Processes" in full.stdout
+    assert "Processes" not in bare.stdout and "GPU users" not in bare.stdout
+    assert "\nGPU 7  NVIDIA A100-SXM4-80GB\n" in bare.stdout  # the rest of the report is there
 
 
 def test_full_command_only_on_request() -> None:
@@ -208,7 +212,11 @@ def test_nothing_read_is_said_not_guessed(tmp_path: Path) -> None:
     assert f"memory: collection failed: nothing could be read below {tmp_path}" in result.stdout
     doc = json.loads(run("report", "--no-gpu", "--root", str(tmp_path), "--format", "json").stdout)
     assert {s["source"]: s["state"] for s in doc["sources"]} == {
-        "host": "ok", "memory": "failed", "gpu": "not_collected", "cpu": "failed"}
+        "host": "ok", "memory": "failed", "storage": "failed", "network": "failed",
+        "gpu": "not_collected", "claims": "ok", "cpu": "failed"}
+    # No claims directory below the root: no claims, which is a fact, not a failure.
+    assert doc["claims"] == {"directory": f"{tmp_path}/run/hwinfo/claims", "present": False,
+                             "claims": [], "waiters": [], "ignored": []}
     assert doc["memory"] is None and doc["cpu"] is None
 
 
@@ -253,4 +261,5 @@ def test_brief_is_one_screen() -> None:
     result = run("report", "--simulate", "dgx-h100", "--brief", "--no-color")
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and len(lines) <= 24 and max(map(len, lines)) <= 80
-    assert lines[3].startswith("GPUs  8 · driver")
+    assert [line[:6] for line in lines[3:5]] == ["Disk  ", "Net   "]
+    assert lines[5].startswith("GPUs  8 · driver")

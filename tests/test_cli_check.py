@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 from fixtures.machines import shared_tree
 
 from hwinfo import sim
@@ -168,7 +168,8 @@ def test_baseline_drift(tmp_path: Path) -> None:
     baseline.write_text(saved.stdout)
     assert check("--simulate", lab, "--baseline", str(baseline)).returncode == 1  # MIG warnings only
 
-    del machine["gpus"][7]
+    gone = machine["gpus"].pop(7)  # fallen off the bus: gone from the PCI tree too
+    _unplug(machine["topology"]["pci"], f"0000:{gone['pci_bus_id'][-7:].lower()}")
     machine["gpus"][2] |= {"uuid": "GPU-2f0e1bd6-5b37-4b17-8d49-701b0f063a99", "serial": "1562821009999"}
     machine["gpus"][3]["mig"]["gpu_instances"] = [{"profile": "7g.80gb"}]
     scenario(tmp_path, machine, "dgx.json")
@@ -183,6 +184,14 @@ def test_baseline_drift(tmp_path: Path) -> None:
     assert "was NVIDIA A100-SXM4-80GB serial 1562821004486" in result.stdout
     assert "now NVIDIA A100-SXM4-80GB serial 1562821009999 (GPU-2f0e1bd6-" in result.stdout
     assert "MIG layout changed: was MIG enabled, no instances, now 7g.80gb" in result.stdout
+
+
+def _unplug(devices: list[dict[str, Any]], address: str) -> None:
+    """Take the device at `address` out of a scenario's PCI tree."""
+    for device in devices:
+        if "devices" in device:
+            device["devices"] = [d for d in device["devices"] if d.get("address") != address]
+            _unplug(device["devices"], address)
 
 
 class _Snapshot(BaseHTTPRequestHandler):
@@ -264,7 +273,7 @@ def test_anything_that_stops_the_check_is_unknown_in_one_line(args: tuple[str, .
 def test_nothing_read_is_unknown_never_ok(tmp_path: Path) -> None:
     result = run("check", "--root", str(tmp_path), "--simulate", "no-driver", root=False)
     assert result.returncode == 3, result.stdout
-    assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 2
+    assert findings(result) == [("UNKNOWN", "host", "collection_failed")] * 4
     assert f"memory not read: nothing could be read below {tmp_path}" in result.stdout
     assert f"cpu not read: nothing could be read below {tmp_path}" in result.stdout
 
@@ -299,8 +308,9 @@ def test_a_root_file_no_procfs_holds_is_unknown_at_once(
 
 def imported_rtx_3090(tmp_path: Path) -> dict[str, Any]:
     """The real idle RTX 3090 dump (P8, 0 % busy, 210 MHz), imported with `hwinfo sim import`."""
+    # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
     capture = CAPTURES / "rtx-3090-driver590-v13.xml"
-    require(capture.is_file(), f"{capture} is missing")
+    require_captures(capture)
     imported = tmp_path / "rtx-3090.json"
     subprocess.run([sys.executable, "-m", "hwinfo", "sim", "import", str(capture), "-o", str(imported)],
                    check=True, capture_output=True, timeout=60)

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import XML_CAPTURES, needs
 from fixtures.machines import shared_tree
 
 HWINFO = [sys.executable, "-m", "hwinfo"]
@@ -176,18 +176,16 @@ def test_export_into_a_missing_directory(tmp_path: Path) -> None:
 # --- sim import ----------------------------------------------------------------------------
 
 
+@needs(XML_CAPTURES)
 def test_sim_import_to_a_missing_directory_is_one_line(tmp_path: Path) -> None:
-    dumps = sorted(CAPTURES.glob("*.xml"))
-    require(bool(dumps), f"no captures in {CAPTURES}")
-    line = one_error_line(run("sim", "import", str(dumps[0]), "-o", "/nonexistent/x.json"))
+    line = one_error_line(run("sim", "import", str(XML_CAPTURES[0]), "-o", "/nonexistent/x.json"))
     assert line == "Error: -o /nonexistent/x.json: no directory /nonexistent"
 
 
+@needs(XML_CAPTURES)
 def test_sim_import_writes_a_scenario_that_loads(tmp_path: Path) -> None:
-    dumps = sorted(CAPTURES.glob("*.xml"))
-    require(bool(dumps), f"no captures in {CAPTURES}")
     out = tmp_path / "lab.json"
-    result = run("sim", "import", str(dumps[0]), "-o", str(out))
+    result = run("sim", "import", str(XML_CAPTURES[0]), "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert run("report", "--simulate", str(out)).returncode == 0
 

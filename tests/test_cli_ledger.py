@@ -174,8 +174,14 @@ def test_a_prometheus_without_rules_or_series_says_what_is_missing(tmp_path: Pat
     rules = [rules_every_second(tmp_path)]
     with prometheus_scraping([], tmp_path / "ruled", rule_files=rules) as ruled:
         wait_for("the rules to load", lambda: ruled.api("/api/v1/rules", {})["groups"])
-        line = one_line_error(run("usage", "--prometheus", ruled.prometheus))
-        assert "has no hwinfo series between the two times" in line
+        line = one_line_error(run("usage", "--prometheus", ruled.prometheus, "--since", "1h",
+                                  "--until", "2023-11-14T22:13:20Z"))
+        assert ("has no hwinfo series between 2023-11-14 21:13:20 UTC and 2023-11-14 22:13:20 "
+                "UTC: is it scraping hwinfo serve?") in line
+        line = one_line_error(run("job", "42", "--prometheus", ruled.prometheus, "--since", "1h",
+                                  "--until", "2023-11-14T22:13:20Z"))
+        assert line == (f"Error: Slurm job 42: no GPU process of it between 2023-11-14 21:13:20 "
+                        f"UTC and 2023-11-14 22:13:20 UTC at {ruled.prometheus}")
 
 
 
@@ -197,7 +203,7 @@ def test_a_prometheus_behind_tls_and_basic_auth(tmp_path: Path, pki: Pki) -> Non
             return None if "connection refused" in line else line
 
         # An answer about the data, not the connection: TLS and the password were accepted.
-        assert "has no hwinfo series between the two times" in wait_for("Prometheus", answered)
+        assert "has no hwinfo series between " in wait_for("Prometheus", answered)
         wrong = https.replace("https://", "https://ledger:guess@")
         assert "HTTP 401 Unauthorized" in one_line_error(
             run("fleet", "--prometheus", wrong, "--ca-file", str(pki.ca)))

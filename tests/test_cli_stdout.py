@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 
 HWINFO = [sys.executable, "-m", "hwinfo"]
+# https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
 DUMP = CAPTURES / "rtx-3090-driver590-v13.xml"
 
 COMMANDS = [
@@ -35,7 +36,7 @@ COMMANDS = [
 
 def _run(args: tuple[str, ...], stdout: int) -> subprocess.CompletedProcess[str]:
     if "import" in args:
-        require(DUMP.is_file(), f"{DUMP} is not there (../shared/captures)")
+        require_captures(DUMP)
     return subprocess.run([*HWINFO, *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
                           timeout=60, check=False)
 
@@ -62,3 +63,19 @@ def test_a_full_device_is_one_line_naming_standard_output(
     assert result.returncode == exit_code, result.stderr
     assert result.stderr.splitlines() == [
         "Error: standard output: cannot write: No space left on device"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_watch_whose_reader_has_had_enough_ends_quietly_with_0(fmt: str) -> None:
+    """`hwinfo report --watch | head`: the reader takes the first refresh and goes; the watch
+    ends at its next write, as Ctrl-C ends one on a terminal (0), with nothing on stderr."""
+    watch = subprocess.Popen([*HWINFO, "report", "--simulate", "cloud-t4", "--watch", "0.1",
+                              "--format", fmt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert watch.stdout is not None and watch.stdout.readline()  # the first refresh came
+        watch.stdout.close()  # as head does once it has its lines
+        _, stderr = watch.communicate(timeout=60)
+    finally:
+        watch.kill()
+        watch.wait()
+    assert (watch.returncode, stderr) == (0, b"")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import types
 import typing
 from pathlib import Path
 
+import click
+
+from hwinfo.cli import main
 from hwinfo.model.snapshot import Snapshot
+from hwinfo.model.topology import Topology
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -48,7 +53,8 @@ def _paths(cls: type, prefix: str = "") -> set[str]:
 def test_readme_documents_every_json_field() -> None:
     schema = (REPO / "docs" / "json-schema.md").read_text()
     documented = set(re.findall(r"^\| `([a-z0-9_.\[\]]+)` \|", schema, re.MULTILINE))
-    fields = _paths(Snapshot)
+    # `report --topology` adds the matrix to the snapshot (model/topology.py).
+    fields = _paths(Snapshot) | {"topology"} | _paths(Topology, "topology.")
     assert fields - documented == set(), "fields missing from docs/json-schema.md"
     assert documented - fields == set(), (
         "docs/json-schema.md documents JSON fields that do not exist"
@@ -94,7 +100,7 @@ def _shown_in(expected: list[str], output: list[str]) -> bool:
     return True
 
 
-def test_readme_examples_are_the_program_s_output() -> None:
+def test_readme_examples_are_the_program_s_output(tmp_path: Path) -> None:
     import os
     import shlex
     import subprocess
@@ -111,7 +117,9 @@ def test_readme_examples_are_the_program_s_output() -> None:
                 else a for a in argv[1:]]
         run = subprocess.run([str(hwinfo), *argv], check=False, capture_output=True, text=True,
                              timeout=120,
-                             env={**os.environ, "NO_COLOR": "1"}, cwd=REPO)
+                             # `hwinfo run`'s claims in a directory of the test's own
+                             env={**os.environ, "NO_COLOR": "1", "HWINFO_CLAIMS_DIR": str(tmp_path)},
+                             cwd=REPO)
         output = [line.rstrip() for line in run.stdout.split("\n")]
         assert _shown_in(expected, output), (
             f"README example of `{command}` differs from its output:\n{run.stdout}{run.stderr}"
@@ -128,3 +136,59 @@ def test_every_relative_link_of_the_documentation_resolves() -> None:
             if "://" in target:
                 continue
             assert (page.parent / target).exists(), f"{page.name} links to {target}, not there"
+
+
+def _commands(group: click.Group = main, prefix: str = "") -> dict[str, click.Command]:
+    """Every command of the command line by its full name ("sim record"), loaded."""
+    found: dict[str, click.Command] = {}
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            found |= _commands(command, f"{prefix}{name} ")
+        elif command is not None:
+            found[f"{prefix}{name}"] = command
+    return found
+
+
+def test_the_documentation_names_every_command_that_takes_simulate() -> None:
+    takes = {name for name, command in _commands().items()
+             if any(p.name == "simulate" for p in command.params)}
+    for page in (README, (REPO / "docs" / "simulator.md").read_text()):
+        (sentence,) = re.findall(r"`--simulate NAME\|FILE` (?:works )?on ([^;.(]*)", page)
+        assert set(re.findall(r"`([a-z ]+)`", sentence)) == takes, sentence
+
+
+def test_the_trial_lab_recipe_changes_what_it_says(tmp_path: Path) -> None:
+    """docs/ledger-commands.md's trial lab: each value it names is in the shipped files once,
+    and its sed command leaves no query of the Lab dashboard at the old interval."""
+    import subprocess
+
+    page = (REPO / "docs" / "ledger-commands.md").read_text()
+    recipe = page[page.index("### A trial lab that answers in minutes"):]
+    recipe = recipe[:recipe.index("\n## ")]
+    ledger = (REPO / "prometheus" / "hwinfo-ledger.yml").read_text()
+    assert ledger.count("interval: 1m") == 2 and "`interval: 1m` becomes `interval: 15s`" in recipe
+    # The jobs group's rate windows go with its interval, by the recipe's own command.
+    (rules_sed,) = re.findall(r"`(sed -i '[^']*' prometheus/hwinfo-ledger\.yml)`", recipe)
+    (tmp_path / "prometheus").mkdir()
+    (tmp_path / "prometheus" / "hwinfo-ledger.yml").write_text(ledger)
+    subprocess.run(["sh", "-c", rules_sed], cwd=tmp_path, check=True, timeout=60)
+    trial = (tmp_path / "prometheus" / "hwinfo-ledger.yml").read_text()
+    assert "interval: 1m" not in trial and "[1m]" not in trial and trial.count("interval: 15s") == 2
+    assert ledger.count("for: 1h") == 1 and "`for: 1h` becomes `for: 5m`" in recipe
+    (sed,) = re.findall(r"`(sed -i '[^']*' grafana/lab\.json)`", recipe)
+    (tmp_path / "grafana").mkdir()
+    (tmp_path / "grafana" / "lab.json").write_text((REPO / "grafana" / "lab.json").read_text())
+    subprocess.run(["sh", "-c", sed], cwd=tmp_path, check=True, timeout=60)
+
+    def times(dashboard: Path, interval: int) -> int:
+        """How often the queries multiply by `interval` seconds (GPU-hours, kWh)."""
+        text = json.dumps([p["targets"] for p in json.loads(dashboard.read_text())["panels"]
+                           if "targets" in p])
+        return text.count(f"* {interval} / 3600")
+
+    shipped = times(REPO / "grafana" / "lab.json", 60)
+    assert shipped > 0
+    assert (times(tmp_path / "grafana" / "lab.json", 60),
+            times(tmp_path / "grafana" / "lab.json", 15)) == (0, shipped)

@@ -1,7 +1,8 @@
 """The `hwinfo` command line: a group whose subcommands are imported only when run.
 
-`hwinfo report` has a 250 ms budget as a fresh process, so `hwinfo report` must not pay
-for importing the simulator, the exporter or the health rules it does not use.
+Each command's module imports what that command needs at its top, so a fresh `hwinfo report`
+never pays for importing the daemon, the ledger or the simulator (docs/architecture.md,
+"Imports").
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ COMMANDS = {
               "Who held which GPUs, busy or idle, over a range, with energy and cost (Prometheus)."),
     "job": ("hwinfo.cli.job", "job",
             "A Slurm job's GPU efficiency: held GPU-hours, busy share, peak memory, advice (Prometheus)."),
+    "run": ("hwinfo.cli.run", "run",
+            "Run a command on GPUs that fit, in turn with others on this host (claims)."),
     "fleet": ("hwinfo.cli.ledger", "fleet",
               "Every host's GPUs now: which are free, and where a job fits (Prometheus)."),
+    "board": ("hwinfo.cli.board", "board",
+              "Serve the lab's page: every host's GPUs, who holds them, where a job fits (Prometheus)."),
 }
 
 

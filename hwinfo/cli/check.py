@@ -17,13 +17,25 @@ import click
 
 from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import Interrupted
-from hwinfo.cli.options import Command, nvml_timeout_option, root_option, simulate_option, use_color
+from hwinfo.cli.options import (
+    Command,
+    nvml_timeout_option,
+    root_option,
+    simulate_option,
+    simulated,
+    use_color,
+)
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.sources import open_source
+from hwinfo.health.drift import BaselineError, load_baseline
+from hwinfo.health.evaluate import RULE_NAMES, evaluate
+from hwinfo.health.findings import Severity, worst
+from hwinfo.health.thresholds import ConfigError, Thresholds, load_thresholds
+from hwinfo.render.check import render_error, render_json, render_text
+from hwinfo.render.text.style import Style
 
 
 def _fail(message: str, fmt: str) -> NoReturn:
-    from hwinfo.health.findings import Severity
-    from hwinfo.health.render import render_error
-
     click.echo(render_error(message, fmt), nl=False)
     sys.exit(Severity.UNKNOWN.exit_code)
 
@@ -92,15 +104,6 @@ def check(
     root: str,
 ) -> None:
     """Health verdict of this machine: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.sources import open_source
-    from hwinfo.health.drift import BaselineError, load_baseline
-    from hwinfo.health.evaluate import RULE_NAMES, evaluate
-    from hwinfo.health.findings import worst
-    from hwinfo.health.render import render_json, render_text
-    from hwinfo.health.thresholds import ConfigError, Thresholds, load_thresholds
-    from hwinfo.render.text.style import Style
-
     try:
         limits = load_thresholds(config_file, RULE_NAMES) if config_file else Thresholds()
         baseline = load_baseline(baseline_file) if baseline_file else None
@@ -109,7 +112,8 @@ def check(
     if expect_gpus is not None:
         limits = dataclasses.replace(limits, expect_gpus=expect_gpus)
     try:
-        collector = open_source(from_url, ca_file, root, simulate, nvml_timeout=nvml_timeout)
+        collector = open_source(from_url, ca_file, root, simulated(simulate),
+                                nvml_timeout=nvml_timeout)
     except SetupError as exc:
         _fail(str(exc), fmt)
     try:

@@ -5,7 +5,8 @@ unknown option, a value of the wrong type or out of range, NaN or infinity, an e
 options that contradict each other); 1 when it is well-formed but what it names cannot be
 used (no such file or directory, a file of the wrong kind or content, an unreachable URL,
 a port in use, NVML not answering in time) or standard output cannot be written (a full
-disk, a reader gone: cli/stdout.py). `check` exits 3 (UNKNOWN) for all of these.
+disk, a reader gone: cli/stdout.py; a reader gone ends `report --watch` with 0). `check`
+exits 3 (UNKNOWN) for all of these.
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from hwinfo.cli import stdout
 from hwinfo.cli.interrupt import raising
+from hwinfo.collect.errors import SetupError
+from hwinfo.escape import printable
+
+if TYPE_CHECKING:
+    from hwinfo.sim import Machine
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,17 +37,23 @@ DAY_SECONDS = 86400.0
 CONFLICTS: tuple[tuple[str, str], ...] = (
     *(
         ("from_url", local)
-        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout")
+        for local in ("simulate", "root", "no_gpu", "full_command", "no_processes", "nvml_timeout",
+                      "topology")  # a daemon's snapshot holds no topology
     ),
     # --brief is text for people: one line per GPU, no command lines.
-    *(("brief", other) for other in ("fmt", "full_command")),
+    *(("brief", other) for other in ("fmt", "full_command", "topology")),
     # --no-gpu leaves NVML alone: no scenario to read GPUs from, no NVML call to time.
     *(("no_gpu", other) for other in ("simulate", "nvml_timeout")),
     # Command lines are those of GPU processes, which --no-processes leaves out.
     ("no_processes", "full_command"),
 )
 # Options that only mean something with another one.
-REQUIRES: tuple[tuple[str, str], ...] = (("ca_file", "from_url"),)
+REQUIRES: tuple[tuple[str, str], ...] = (
+    ("ca_file", "from_url"),
+    # `fleet --wait` waits for a place of a given size.
+    ("fits_wait", "need_memory"),
+    ("poll", "fits_wait"),
+)
 
 
 class Seconds(click.ParamType):
@@ -66,6 +78,25 @@ class Seconds(click.ParamType):
     def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
         # click 8.2 passes ctx as a keyword; earlier versions pass only param.
         return "SECONDS"
+
+
+class Parsed(click.ParamType):
+    """A value read by a parser that raises ValueError (ledger/units.py), refused in one line."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        # Checked here, not with the other options' (options.py): what those see is parsed,
+        # and an empty pattern parses, matching every model.
+        if not value.strip():
+            self.fail("needs a value, not an empty string", param, ctx)
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def _param(ctx: click.Context, name: str) -> click.Parameter:
@@ -131,10 +162,6 @@ class Command(click.Command):
             try:
                 return super().invoke(ctx)
             except click.ClickException as exc:
-                # Imported only here: escaping's own imports (json, dataclasses) would
-                # otherwise come before a report's CPU window opens (collect/cpu.py).
-                from hwinfo.escape import printable
-
                 # A message may quote a server or a file: it stays one line on a terminal.
                 exc.message = printable(exc.message)
                 raise
@@ -146,6 +173,20 @@ def simulate_option(fn: F) -> F:
         metavar="NAME|FILE",
         help="Read GPUs from the simulated NVML with this scenario (`hwinfo sim list`).",
     )(fn)
+
+
+def simulated(simulate: str | None) -> Machine | None:
+    """The simulated machine --simulate names, installed under pynvml; None without the option.
+    SetupError when its scenario cannot be used."""
+    if not simulate:
+        return None
+    # --simulate's own (25 ms): a command on this machine's NVML never imports the simulator.
+    from hwinfo import sim
+
+    try:
+        return sim.install(sim.load_scenario(simulate))
+    except sim.ScenarioError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def root_option(fn: F) -> F:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import signal
@@ -19,9 +20,18 @@ from hwinfo.cli.options import (
     root_given,
     root_option,
     simulate_option,
+    simulated,
     use_color,
 )
-from hwinfo.cli.stdout import write_fd
+from hwinfo.cli.stdout import StdoutError, fail, write_fd
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.sources import open_source
+from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
+from hwinfo.render.json import render_json, render_topology_json
+from hwinfo.render.text.brief import LINES, render_brief
+from hwinfo.render.text.report import fit_screen, render_text
+from hwinfo.render.text.style import Style
+from hwinfo.render.text.topology import render_topology
 
 # ANSI: cursor home, clear screen; what `watch` does between refreshes.
 _CLEAR = "\x1b[H\x1b[2J"
@@ -77,6 +87,9 @@ def write_whole(text: str) -> None:
 @click.option("--no-gpu", is_flag=True, help="Do not touch NVML at all.")
 @click.option("--brief", is_flag=True,
               help="The whole machine on one screen: host, CPU, memory, a line per GPU, users.")
+@click.option("--topology", is_flag=True,
+              help="How GPUs, RDMA NICs and NVMe drives connect, in nvidia-smi topo -m's words "
+                   "(NV#, PIX, PXB, PHB, NODE, SYS), with CPU and NUMA affinity and GPU P2P.")
 @click.option("--gpu", "gpu_selectors", multiple=True, metavar="INDEX|UUID|PCI-BUS-ID",
               help="Only these GPUs (repeatable, or a comma list), as nvidia-smi -i takes them.")
 @click.option(
@@ -104,6 +117,7 @@ def report(
     full_command: bool,
     no_gpu: bool,
     brief: bool,
+    topology: bool,
     gpu_selectors: tuple[str, ...],
     watch: float | None,
     from_url: str | None,
@@ -116,29 +130,18 @@ def report(
 
     Exit status 0, or 1 when a source could not be read (the report says which).
     """
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.sources import open_source
-    from hwinfo.model.select import SelectionError, parse_selectors, select_gpus
-
     try:
         selectors = parse_selectors(gpu_selectors) if gpu_selectors else None
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
     try:
         collector = open_source(
-            from_url, ca_file, root, simulate, gpus=not no_gpu,
+            from_url, ca_file, root, simulated(simulate), gpus=not no_gpu,
             with_processes=not no_processes, with_commands=full_command, nvml_timeout=nvml_timeout,
-            processes_below_root=root_given(),
+            processes_below_root=root_given(), topology=topology,
         )
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
-    # Imported after the collectors start, so the import overlaps the CPU sampling window.
-    if fmt == "json":  # with the schema's serializer, which text output does not need
-        from hwinfo.render.json import render_json
-    from hwinfo.render.text.brief import LINES, render_brief
-    from hwinfo.render.text.report import fit_screen, render_text
-    from hwinfo.render.text.style import Style
-
     style = Style(color=use_color(no_color))
     on_screen = bool(watch) and sys.stdout.isatty()
 
@@ -166,7 +169,10 @@ def report(
             raise click.ClickException(str(exc)) from None
         if fmt == "json":
             # One document per line when watching, so a pipe reads it as JSON Lines.
-            output = render_json(snapshot, indent=None if watch else 2) + "\n"
+            render = render_topology_json if topology else render_json
+            output = render(snapshot, indent=None if watch else 2) + "\n"
+        elif topology:
+            output = render_topology(snapshot, style)
         elif brief:
             output = render_brief(snapshot, style, rows)
         else:
@@ -188,6 +194,12 @@ def report(
         if not watch or exc.signum != signal.SIGINT:
             raise  # SIGTERM (a service manager, kill) ends --watch with 143 too
         return  # Ctrl-C is how --watch ends: 0
+    except StdoutError as exc:
+        if not watch or exc.errno != errno.EPIPE:
+            raise  # one report not read whole, or a full disk: trouble (cli/stdout.py)
+        # A reader that has had enough (`--watch | head`) ends a piped watch as Ctrl-C ends
+        # one on a terminal: quietly, with 0.
+        fail(exc, 0)
     finally:
         collector.close()
     if not complete:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Mapping
 
 import click
 
+import hwinfo
+from hwinfo.cli.listen import listen_options, load_web_config
 from hwinfo.cli.options import (
     Command,
     F,
@@ -16,11 +20,23 @@ from hwinfo.cli.options import (
     root_given,
     root_option,
     simulate_option,
+    simulated,
 )
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.gpu import accounting_state
+from hwinfo.collect.snapshot import SnapshotCollector
+from hwinfo.collect.sources import open_collector
 from hwinfo.exporter.catalogue import SNAPSHOT_GROUPS
+from hwinfo.exporter.daemon import Daemon, Options
+from hwinfo.exporter.exposition import Selection, render
+from hwinfo.exporter.http import ServerError
+from hwinfo.exporter.status import DaemonStatus
+from hwinfo.outputs import OutputError, check_target, write_output
 
-if TYPE_CHECKING:
-    from hwinfo.collect.snapshot import SnapshotCollector
+# Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
+# superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
+# node_exporter, 9400 dcgm-exporter, 9835 nvidia_gpu_exporter.)
+DEFAULT_PORT = 9110
 
 
 def _selection_options(fn: F) -> F:
@@ -37,60 +53,53 @@ def _selection_options(fn: F) -> F:
 
 def _collector(
     root: str, simulate: str | None, disabled: tuple[str, ...], between_samples: bool,
-    nvml_timeout: float,
+    nvml_timeout: float, accounting_resumed: Mapping[str, accounting_state.Judged] | None = None,
 ) -> SnapshotCollector:
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.sources import open_collector
-
-    gpu_groups = {"gpu", "mig", "users"}
+    gpu_groups = {"gpu", "mig", "users", "jobs"}
     try:
-        return open_collector(root, simulate, gpus=not gpu_groups <= set(disabled),
+        return open_collector(root, simulated(simulate), gpus=not gpu_groups <= set(disabled),
+                              with_jobs="jobs" not in disabled,
                               between_samples=between_samples, nvml_timeout=nvml_timeout,
-                              processes_below_root=root_given())
+                              processes_below_root=root_given(),
+                              accounting_resumed=accounting_resumed)
     except SetupError as exc:
         raise click.ClickException(str(exc)) from None
 
 
 @click.command(cls=Command)
-@click.option("--address", default="::", show_default=True,
-              help="Address to listen on ('::' is every IPv6 and IPv4 address).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="Port to listen on; 0 picks a free one (logged).  [default: 9110]")
-@click.option("--web-config", "web_config_file", metavar="FILE",
-              help="TLS and basic auth, in the exporter-toolkit web-config.yml format.")
+@listen_options(DEFAULT_PORT)
 @click.option("--interval", type=Seconds(0.1), default=5.0, show_default=True,
               help="Seconds between samples (at most a day).")
 @nvml_timeout_option(5.0, "past it the last GPU data is served, marked stale.")
+@click.option("--state-dir", metavar="DIR", envvar="STATE_DIRECTORY", show_envvar=True,
+              help="Keep here what a restart must not lose (the short jobs NVML accounting "
+                   "kept while hwinfo was down); systemd's StateDirectory= sets it.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @_selection_options
 @simulate_option
 @root_option
 def serve(
-    address: str, port: int | None, web_config_file: str | None, interval: float,
-    nvml_timeout: float, log_level: str, process_metrics: bool, disabled: tuple[str, ...],
-    simulate: str | None, root: str,
+    address: str, port: int, web_config_file: str | None, interval: float,
+    nvml_timeout: float, state_dir: str | None, log_level: str, process_metrics: bool,
+    disabled: tuple[str, ...], simulate: str | None, root: str,
 ) -> None:
     """Serve this machine's state as Prometheus metrics."""
-    from hwinfo.exporter.daemon import DEFAULT_PORT, Daemon, Options
-    from hwinfo.exporter.exposition import Selection
-    from hwinfo.exporter.http import ServerError
-
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    web_config = None
-    if web_config_file is not None:
-        # Only here: it imports ssl, which a daemon serving plain HTTP does without.
-        from hwinfo.exporter.webconfig import WebConfigError, load_web_config
-
-        try:
-            web_config = load_web_config(web_config_file)
-        except WebConfigError as exc:
-            raise click.ClickException(str(exc)) from None
-    collector = _collector(root, simulate, disabled, between_samples=True, nvml_timeout=nvml_timeout)
-    options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics))
+    web_config = load_web_config(web_config_file)
+    resumed = None
+    if state_dir is not None:
+        # systemd joins several StateDirectory= paths with ':'; hwinfo's unit names one.
+        state_dir = state_dir.split(":")[0]
+        if not os.path.isdir(state_dir):
+            raise click.ClickException(f"--state-dir {state_dir}: not a directory")
+        resumed = accounting_state.load(state_dir)
+    collector = _collector(root, simulate, disabled, between_samples=True,
+                           nvml_timeout=nvml_timeout, accounting_resumed=resumed)
+    options = Options(interval, nvml_timeout, Selection(frozenset(disabled), process_metrics),
+                      state_dir)
     try:
-        stopped_by = Daemon(collector, options).run(
-            (address, DEFAULT_PORT if port is None else port), web_config)
+        stopped_by = Daemon(collector, options).run((address, port), web_config)
     except ServerError as exc:
         raise click.ClickException(str(exc)) from None
     if stopped_by is not None:  # as a shell reports a command a signal ended: 143, 130
@@ -99,7 +108,7 @@ def serve(
 
 @click.command(cls=Command)
 @click.option("--textfile", type=click.Path(path_type=str, allow_dash=True), required=True,
-              help="Write here, e.g. /var/lib/node_exporter/textfile/hwinfo.prom, replacing it "
+              help="Write here, e.g. /var/lib/prometheus/node-exporter/hwinfo.prom, replacing it "
                    "atomically; only a regular file (or a new one) is replaced. '-': standard "
                    "output.")
 @_selection_options
@@ -109,13 +118,6 @@ def serve(
 def export(textfile: str, process_metrics: bool, disabled: tuple[str, ...], nvml_timeout: float,
            simulate: str | None, root: str) -> None:
     """Write the metrics once, atomically, for node_exporter's textfile collector."""
-    import time
-
-    import hwinfo
-    from hwinfo.exporter.exposition import Selection, render
-    from hwinfo.exporter.status import DaemonStatus
-    from hwinfo.outputs import OutputError, check_target, write_output
-
     what = f"--textfile {textfile}"
     try:
         check_target(textfile, what)  # before collecting: a wrong target wastes no NVML time

@@ -8,7 +8,20 @@ from typing import Any
 
 import click
 
-from hwinfo.cli.options import Command, nvml_timeout_option, simulate_option
+from hwinfo.binding import too_old
+from hwinfo.cli.options import Command, nvml_timeout_option, simulate_option, simulated
+from hwinfo.collect.errors import SetupError
+from hwinfo.collect.gpu.nvml import exported_functions
+from hwinfo.collect.sources import open_collector
+from hwinfo.escape import to_json
+from hwinfo.inputs import InputError, decode_text, read_bytes
+from hwinfo.outputs import OutputError, check_target, write_output
+from hwinfo.sim import ScenarioError, list_scenarios, load_scenario
+from hwinfo.sim.importer import DumpError, import_dump
+from hwinfo.sim.nvml_symbols import SINCE
+from hwinfo.sim.record import scenario_of
+from hwinfo.sim.run import RunError, run
+from hwinfo.sim.scenario import parse_scenario
 
 
 @click.group()
@@ -19,8 +32,6 @@ def sim() -> None:
 @sim.command("list", cls=Command)
 def list_() -> None:
     """The built-in scenarios, for --simulate NAME."""
-    from hwinfo.sim import list_scenarios
-
     scenarios = list_scenarios()
     width = max(len(name) for name, _ in scenarios)
     for name, description in scenarios:
@@ -41,12 +52,6 @@ def import_(dump: str, output: str, section: str | None) -> None:
     DUMP is `nvidia-smi -q -x` XML, `nvidia-smi -q` text, or a capture file holding several
     commands' output (`# $ nvidia-smi -q` sections); the form is told from the content.
     """
-    from hwinfo.inputs import InputError, decode_text, read_bytes
-    from hwinfo.outputs import OutputError, check_target
-    from hwinfo.sim import ScenarioError
-    from hwinfo.sim.importer import DumpError, import_dump
-    from hwinfo.sim.scenario import parse_scenario
-
     path = Path(dump)
     try:
         check_target(output, f"-o {output}")  # a wrong -o is said before the dump is read
@@ -70,9 +75,6 @@ def import_(dump: str, output: str, section: str | None) -> None:
 
 def _write_scenario(scenario: dict[str, Any], output: str) -> None:
     """The scenario as JSON to -o: standard output for '-', else a file replaced atomically."""
-    from hwinfo.escape import to_json
-    from hwinfo.outputs import OutputError, write_output
-
     try:
         to_file = write_output(output, (to_json(scenario) + "\n").encode(),
                                f"-o {output}")
@@ -98,20 +100,12 @@ def record(output: str, full_command: bool, nvml_timeout: float,
     exports; `hwinfo report --simulate FILE` replays it. --simulate records a simulated
     machine instead (what the round-trip tests do).
     """
-    from hwinfo.binding import too_old
-    from hwinfo.collect.errors import SetupError
-    from hwinfo.collect.gpu.nvml import exported_functions
-    from hwinfo.collect.sources import open_collector
-    from hwinfo.outputs import OutputError, check_target
-    from hwinfo.sim.nvml_symbols import SINCE
-    from hwinfo.sim.record import scenario_of
-
     # A binding hwinfo cannot use would record an NVML that fails to start: say so instead.
     if (line := too_old()) is not None:
         raise click.ClickException(line)
     try:
         check_target(output, f"-o {output}")  # a wrong -o is said before NVML is touched
-        collector = open_collector(simulate=simulate, with_commands=full_command,
+        collector = open_collector(machine=simulated(simulate), with_commands=full_command,
                                    nvml_timeout=nvml_timeout)
     except (OutputError, SetupError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -139,9 +133,6 @@ def run_(scenario: str, command: tuple[str, ...], live_processes: bool) -> None:
 
     Example: hwinfo sim run dgx-a100-mig -- gpustat --json
     """
-    from hwinfo.sim import ScenarioError, load_scenario
-    from hwinfo.sim.run import RunError, run
-
     try:
         load_scenario(scenario)  # fail here with one line, not in the child's start-up
     except ScenarioError as exc:

@@ -5,13 +5,22 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from time import monotonic, sleep
-from typing import TYPE_CHECKING
 
+from hwinfo.collect import cpu_load
+from hwinfo.collect.cpu_caches import read_caches
+from hwinfo.collect.cpu_flags import ml_flags
+from hwinfo.collect.cpu_frequency import (
+    base_frequency,
+    current_frequency,
+    max_frequency,
+    min_frequency,
+)
+from hwinfo.collect.cpu_info import architecture, parse_cpuinfo, read_identity
 from hwinfo.collect.cpu_load import busy_ratios, parse_cpu_times, parse_load_average
+from hwinfo.collect.cpu_topology import online_cpus, read_topology
+from hwinfo.collect.numa import node_cpus, node_ids, node_memory_bytes
 from hwinfo.collect.sysfs import Root, is_live
-
-if TYPE_CHECKING:
-    from hwinfo.model.cpu import Cpu, NumaNode
+from hwinfo.model.cpu import Cpu, NumaNode
 
 
 class CpuCollector:
@@ -20,21 +29,14 @@ class CpuCollector:
     def __init__(self, root: Root, min_window_seconds: float = 0.05) -> None:
         self.root = root
         self.min_window_seconds = min_window_seconds
-        # The first end of the first utilization window, before the inventory: reading that
-        # (and whatever the caller sets up next) then overlaps the window.
-        self.times = parse_cpu_times(root.read_text("proc/stat"))
-        self.times_at = monotonic()
-        # Imported once the window is open: a fresh report spends their import time (15 ms)
-        # inside the window rather than before it. The model's classes too (2 ms).
-        from hwinfo.collect.cpu_caches import read_caches
-        from hwinfo.collect.cpu_flags import ml_flags
-        from hwinfo.collect.cpu_frequency import base_frequency, max_frequency, min_frequency
-        from hwinfo.collect.cpu_info import architecture, parse_cpuinfo, read_identity
-        from hwinfo.collect.cpu_topology import online_cpus, read_topology
-        from hwinfo.collect.numa import node_cpus, node_ids
-        from hwinfo.model.cpu import Cpu
-
         live = is_live(root)
+        # The first end of the first utilization window: this machine's as the process
+        # started (cpu_load.note_start), so a fresh report's window spans its whole run;
+        # else now, before the inventory, whose reading then overlaps the window.
+        first = cpu_load.at_start() if live else None
+        if first is None:
+            first = monotonic(), parse_cpu_times(root.read_text("proc/stat"))
+        self.times_at, self.times = first
         cpuinfo = root.read_text("proc/cpuinfo")
         blocks = parse_cpuinfo(cpuinfo or "")
         identity = read_identity(blocks, use_py_cpuinfo=live and cpuinfo is None)
@@ -76,9 +78,6 @@ class CpuCollector:
         return ratios
 
     def _numa_nodes(self) -> list[NumaNode]:
-        from hwinfo.collect.numa import node_memory_bytes
-        from hwinfo.model.cpu import NumaNode
-
         return [
             NumaNode(node, list(cpus), *node_memory_bytes(self.root, node))
             for node, cpus in self.node_cpus.items()
@@ -86,8 +85,6 @@ class CpuCollector:
 
     def collect(self) -> Cpu:
         """A new Cpu: the inventory (copied, so callers may change it) and the current load."""
-        from hwinfo.collect.cpu_frequency import current_frequency
-
         inv = self.inventory
         return replace(
             inv,

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+from time import monotonic
+
+from hwinfo.collect.sysfs import Root
 from hwinfo.inputs import decimal
 
 # Jiffies (busy, total) per CPU number.
 CpuTimes = dict[int, tuple[int, int]]
+
+# When (monotonic seconds) and what note_start read.
+_at_start: tuple[float, CpuTimes] | None = None
+
+
+def note_start() -> None:
+    """Read this machine's CPU times as the command starts (hwinfo/entry.py), before its
+    modules are imported: a one-shot report's utilization window then opens here and spans
+    its whole run, instead of adding to it."""
+    global _at_start
+    _at_start = (monotonic(), parse_cpu_times(Root("/").read_text("proc/stat")))
+
+
+def at_start() -> tuple[float, CpuTimes] | None:
+    """When and what note_start read; None where it was not called (not the command line)."""
+    return _at_start
 
 
 def parse_cpu_times(text: str | None) -> CpuTimes:

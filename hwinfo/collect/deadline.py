@@ -58,8 +58,11 @@ class BoundedWorker:
         with self._lock:
             return self._busy_since is not None
 
-    def call(self, fn: Callable[[], T], timeout: float) -> T:
-        """fn() on the worker; Stalled if it (or an earlier call) outlives its deadline."""
+    def call(self, fn: Callable[[], T], timeout: float,
+             overdue: tuple[float, Callable[[], None]] | None = None) -> T:
+        """fn() on the worker; Stalled if it (or an earlier call) outlives its deadline. With
+        `overdue` (seconds, callback): the callback runs, on this thread, once fn() has run
+        that long without an answer, and the wait goes on to the deadline."""
         with self._lock:
             if self._busy_since is not None:
                 raise Stalled(timeout, self._busy_since)
@@ -67,7 +70,12 @@ class BoundedWorker:
         future: Future[T] = Future()
         self._jobs.put((fn, future))
         try:
-            return future.result(timeout)
+            if overdue is not None and overdue[0] < timeout:
+                try:
+                    return future.result(overdue[0])
+                except FutureTimeout:
+                    overdue[1]()
+            return future.result(max(0.0, since + timeout - time.monotonic()))
         except FutureTimeout:
             raise Stalled(timeout, since) from None
 
@@ -99,10 +107,17 @@ class GuardedGpu:
         self.max_backoff = max_backoff
         self.worker = BoundedWorker("hwinfo-nvml")
         self.stalled = False
+        # (seconds, callback): told when a sample runs that long, before its deadline (watch).
+        self._overdue: tuple[float, Callable[[], None]] | None = None
         self._last: GpuSystem | None = None
         self._last_at = 0.0  # Unix time self._last was read
         self._backoff = 0.0
         self._retry_at = 0.0
+
+    def watch(self, seconds: float, overdue: Callable[[], None]) -> None:
+        """Call `overdue` (on the collecting thread) when a sample has run `seconds` without
+        an answer from NVML, before its deadline: the daemon's next sample was due by then."""
+        self._overdue = (seconds, overdue)
 
     def collect(self) -> GpuSystem:
         now = time.monotonic()
@@ -110,7 +125,7 @@ class GuardedGpu:
             return self._last  # NVML is down: do not knock on it every sample
         started = time.time()
         try:
-            system = self.worker.call(self.inner.collect, self.timeout)
+            system = self.worker.call(self.inner.collect, self.timeout, self._overdue)
         except Stalled as exc:
             if not self.stalled:
                 kept = "; keeping the last GPU data" if self._last is not None else ""
@@ -119,6 +134,7 @@ class GuardedGpu:
             if self._last is None:
                 raise
             raise StaleGpu(self._last, self._last_at, str(exc)) from None
+        self.inner.label(system)  # what users write is read here, never inside the deadline
         if self.stalled:
             log.warning("GPU collection answers again")
         self.stalled = False

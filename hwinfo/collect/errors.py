@@ -22,3 +22,7 @@ class StaleGpu(Exception):
         super().__init__(reason)
         self.system = system
         self.timestamp_seconds = timestamp_seconds
+
+
+class NothingRead(Exception):
+    """A source found none of the files it reads below the root; str() is one line."""

@@ -12,15 +12,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import hwinfo
+from hwinfo.collect.claims import read_claims
 from hwinfo.collect.cpu import CpuCollector
 from hwinfo.collect.errors import StaleGpu
+from hwinfo.collect.host import HostCollector
+from hwinfo.collect.memory import MemoryCollector
+from hwinfo.collect.network import NetworkCollector
+from hwinfo.collect.storage import StorageCollector
 from hwinfo.collect.sysfs import Root, RootError
+from hwinfo.model.host import Host
+from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
 from hwinfo.model.sources import FAILED, NOT_COLLECTED, OK, STALE, SourceError, SourceState
 
 if TYPE_CHECKING:
+    from hwinfo.collect.job_resources import JobResourcesCollector
+    from hwinfo.collect.pci import PciCollector
     from hwinfo.model.gpu import GpuSystem
-    from hwinfo.model.host import Host
-    from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -94,8 +101,6 @@ class _Unreadable:
 
     @staticmethod
     def identity() -> Host:
-        from hwinfo.model.host import Host
-
         return Host(**dict.fromkeys(f.name for f in dataclasses.fields(Host)))
 
 
@@ -119,37 +124,53 @@ def _worded(exc: Exception) -> bool:
 class SnapshotCollector:
     """Holds the per-source collectors (and their static inventory) between snapshots."""
 
-    def __init__(self, root: Root, gpu: GpuSource | None = None) -> None:
+    def __init__(self, root: Root, gpu: GpuSource | None = None, claims: str | None = None,
+                 with_commands: bool = False) -> None:
+        """`claims`: the claims directory of `hwinfo run` to read; None: not read."""
         self.root = root
-        # CPU first: its utilization window opens as it is built, and the others' inventory
-        # is then read within the window instead of before it; their modules are imported
-        # within it too.
+        # The PCI places of GPUs, NICs and drives (collect/pci.py), for `report --topology`.
+        self.pci: PciCollector | None = None
+        # CPU first: where the command line has not opened its utilization window already
+        # (collect/cpu.py), it opens as it is built, and the others' inventory is read within it.
         self.cpu = _built(CpuCollector, root)
-        from hwinfo.collect.host import HostCollector
-        from hwinfo.collect.memory import MemoryCollector
-
         self.host = _built(HostCollector, root)
         self.memory = _built(MemoryCollector, root)
+        self.storage = _built(StorageCollector, root)
+        self.network = _built(NetworkCollector, root)
         self.gpu = gpu
+        self.claims = claims
+        self.with_commands = with_commands
+        self.jobs: JobResourcesCollector | None = None  # with the GPUs' processes only
 
     def close(self) -> None:
         if self.gpu is not None:
             self.gpu.close()
 
     def collect(self) -> Snapshot:
-        # Imported here, not above: the snapshot's model imports the GPU model, which a
-        # command would otherwise import before its collectors start (collect/sources.py).
-        from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
-
         run = _Collection(time.time(), self.root)
         # Failed (its uptime file refused), the host section still names the host.
         host = run.read("host", self.host.collect, whole=False) or self.host.identity()
         memory = run.read("memory", self.memory.collect)
+        # Whole=False: no disk or no interface but loopback is a reading (a diskless node).
+        storage = run.read("storage", self.storage.collect, whole=False)
+        network = run.read("network", self.network.collect, whole=False)
         if self.gpu is not None:
             gpu = run.read("gpu", self.gpu.collect, whole=False)
         else:
             gpu = None
             run.sources.append(SourceState("gpu", NOT_COLLECTED, None, None, None))
+        # After the GPU sample, outside NVML's deadline: the cgroups of the jobs on the GPUs
+        # (a source only where the GPUs' processes are read, as pci only with --topology).
+        jobs = None
+        if self.jobs is not None and gpu is not None:
+            jobs = run.read("jobs", lambda: self.jobs.collect(gpu), whole=False)  # type: ignore[union-attr]
+        pci = None
+        if self.pci is not None:
+            pci = run.read("pci", self.pci.collect, whole=False)
+        claims = None
+        if self.claims is not None:
+            path = self.claims
+            claims = run.read("claims", lambda: read_claims(path, self.with_commands), whole=False)
         # CPU last: its utilization window then overlaps the other sources' work.
         cpu = run.read("cpu", self.cpu.collect)
         return Snapshot(
@@ -160,7 +181,12 @@ class SnapshotCollector:
             cpu=cpu,
             memory=memory,
             gpu=gpu,
+            storage=storage,
+            network=network,
+            claims=claims,
+            jobs=jobs,
             errors=run.errors,
             collection_seconds=run.took,
             sources=run.sources,
+            pci=pci,
         )

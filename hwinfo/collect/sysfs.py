@@ -6,6 +6,9 @@ import os
 
 from hwinfo import inputs
 
+# A sysfs attribute holds at most a page: 4 KiB, or 64 KiB on kernels built with 64 KiB pages.
+ATTRIBUTE_LIMIT_BYTES = 64 * 1024
+
 
 class RootError(Exception):
     """The procfs/sysfs root cannot be used: not a directory, or a file in it that no procfs
@@ -59,6 +62,41 @@ class Root:
             return int(value, base)
         except ValueError:
             return None
+
+    def attribute_bytes(self, rel: str) -> bytes | None:
+        """A sysfs attribute's bytes; None when it cannot be read. One that no sysfs holds (a
+        FIFO or a device below --root, more than a page) is None too: it costs that fact only."""
+        path = self.file(rel)
+        try:
+            return inputs.read_bytes(path, path, ATTRIBUTE_LIMIT_BYTES)
+        except inputs.InputError:
+            return None
+
+    def attribute(self, rel: str) -> str | None:
+        """A sysfs attribute's stripped text, None when unreadable or empty; bytes that are
+        not UTF-8 are kept as lone surrogates (escaped by each output, escape.py)."""
+        data = self.attribute_bytes(rel)
+        if data is None:
+            return None
+        return data.decode("utf-8", errors="surrogateescape").strip() or None
+
+    def resolve(self, rel: str) -> str | None:
+        """Where a path leads once its links are followed, relative to the root
+        ("sys/devices/pci0000:00/..."); None when it leads nowhere or out of the root."""
+        base = os.path.realpath(self.path)
+        real = os.path.realpath(self.file(rel))
+        if not os.path.exists(real):  # missing, or a link loop (realpath leaves those as is)
+            return None
+        inside = os.path.relpath(real, base)
+        return None if inside == ".." or inside.startswith("../") else inside
+
+    def link_name(self, rel: str) -> str | None:
+        """The last name in a link's target: a device's driver, an interface's master."""
+        try:
+            target = os.readlink(self.file(rel))
+        except OSError:
+            return None
+        return os.path.basename(target.rstrip("/")) or None
 
     def listdir(self, rel: str) -> list[str]:
         """Sorted names in a directory; empty when it does not exist."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import enum
 import functools
+import hashlib
+import hmac
 import ipaddress
 import math
 import os
@@ -28,6 +30,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+import bcrypt
 
 from hwinfo.exporter.throttled_log import ThrottledLog
 from hwinfo.logs import get_logger
@@ -61,9 +65,7 @@ class BasicAuth:
 
     def __init__(self, users: Mapping[str, bytes], cache_size: int = 256) -> None:
         # Cache keys are HMACs under a random per-process key: no password is kept, not even
-        # as a fast hash that a leaked cache would let anyone brute-force. (hashlib, hmac and
-        # bcrypt are imported where credentials are checked: they map OpenSSL's libcrypto,
-        # about 4 MiB of a daemon that serves without basic auth.)
+        # as a fast hash that a leaked cache would let anyone brute-force.
         self._key = os.urandom(32)
         self._cache_size = cache_size
         self._cache: OrderedDict[bytes, bytes] = OrderedDict()
@@ -99,8 +101,6 @@ class BasicAuth:
             # An unknown user costs a check against a decoy hash of the highest configured
             # cost, so the time taken does not tell which user names exist.
             target = hashed if hashed is not None else self._decoy(cost)
-            import bcrypt
-
             matches = bcrypt.checkpw(password[:MAX_PASSWORD_BYTES], target)
             if not (matches and hashed is not None and len(password) <= MAX_PASSWORD_BYTES):
                 return False
@@ -116,15 +116,10 @@ class BasicAuth:
         name = user.encode("utf-8")
         # The length prefix keeps ("ab", "c") and ("a", "bc") apart.
         message = len(name).to_bytes(4, "big") + name + password
-        import hashlib
-        import hmac
-
         return hmac.new(self._key, message, hashlib.sha256).digest()
 
     def cached(self, key: bytes, user: str) -> bool:
         """Whether the credentials with this cache key were verified against user's current hash."""
-        import hmac
-
         with self._lock:
             hashed = self._users.get(user)
             cached = self._cache.get(key)
@@ -136,8 +131,6 @@ class BasicAuth:
     def _decoy(self, cost: int) -> bytes:
         """A hash of a random password at that cost; called with _bcrypt_lock held."""
         if cost not in self._decoys:
-            import bcrypt
-
             self._decoys[cost] = bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(cost))
         return self._decoys[cost]
 
@@ -256,6 +249,16 @@ class AuthGate(Generic[T]):
             self._thread = threading.Thread(target=self._run, name="hwinfo-bcrypt", daemon=True)
             self._thread.start()
         return Admission(Verdict.QUEUED)
+
+    def demand(self, client: str) -> float:
+        """How much the client asked of the gate lately (halving every demand_half_life); 0
+        for one not remembered. For ordering other work by the same rule as the gate's queue."""
+        with self._lock:
+            record = self._clients.get(client)
+            if record is None:
+                return 0.0
+            elapsed = max(0.0, self._clock() - record.at)
+            return record.asked * 0.5 ** (elapsed / self._limits.demand_half_life)
 
     def close(self) -> None:
         """Stop the gate's thread after its current check; queued requests get no verdict."""

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from hwinfo.exporter import metrics_gpu, metrics_host, metrics_mig, metrics_self, metrics_users
+from hwinfo.exporter import (
+    metrics_claims,
+    metrics_gpu,
+    metrics_host,
+    metrics_jobs,
+    metrics_mig,
+    metrics_network,
+    metrics_self,
+    metrics_storage,
+    metrics_users,
+)
 from hwinfo.exporter.metric import Metric
 
 # Metrics read from a snapshot, by group; each group can be left out with --no-collector.
 SNAPSHOT_GROUPS: dict[str, tuple[Metric, ...]] = {
     "host": metrics_host.METRICS,
+    "storage": metrics_storage.METRICS,
+    "network": metrics_network.METRICS,
     "gpu": metrics_gpu.METRICS,
     "mig": metrics_mig.METRICS,
     "users": metrics_users.METRICS,
+    "claims": metrics_claims.METRICS,
+    "jobs": metrics_jobs.METRICS,
 }
 # Metrics read from the daemon's own status.
 SELF_METRICS: tuple[Metric, ...] = metrics_self.METRICS
@@ -28,7 +42,7 @@ def markdown_table() -> str:
     ]
     for m in all_metrics():
         labels = ", ".join(m.labels)
-        meaning = m.help + (" Off by default." if m.optional else "")
+        meaning = " ".join(filter(None, (m.help, m.bound, "Off by default." if m.optional else "")))
         rows.append(
             f"| `{m.full_name}` | {m.type} | {m.unit} | {labels} | {meaning} | "
             f"{'`' + m.json + '`' if m.json else ''} |"

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import html
-import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from types import FrameType
-from typing import TYPE_CHECKING
 
 import hwinfo
 from hwinfo.collect.deadline import GuardedGpu
+from hwinfo.collect.gpu.accounting_state import StateKeeper
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
 from hwinfo.exporter.http import Handler, Request, Response, Server
+from hwinfo.exporter.pages import MachinePage, asset_routes
 from hwinfo.exporter.sampler import Sampler
+from hwinfo.exporter.signals import serve_until_stopped
 from hwinfo.exporter.status import DaemonStatus
+from hwinfo.exporter.webconfig import WebConfig
 from hwinfo.logs import get_logger
-
-if TYPE_CHECKING:  # imported where a web config is given: it imports ssl (cli/serve.py)
-    from hwinfo.exporter.webconfig import WebConfig
-
-# Prometheus's default port allocations list 9110 for the deprecated "Blackbox prober",
-# superseded by blackbox_exporter on 9115: no well-known exporter listens there. (9100 is
-# node_exporter, 9400 dcgm-exporter, 9835 nvidia_gpu_exporter.)
-DEFAULT_PORT = 9110
 
 log = get_logger("hwinfo.daemon")
 
@@ -34,24 +25,13 @@ log = get_logger("hwinfo.daemon")
 # it (http._STOP_GRACE), the sampler and NVML at most this.
 _WIND_DOWN_SECONDS = 0.5
 
-_LANDING = """<!doctype html>
-<html><head><meta charset="utf-8"><title>hwinfo exporter</title></head>
-<body><h1>hwinfo {version}</h1>
-<p>Hardware inventory and telemetry of {host}.</p>
-<ul>
-<li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
-<li><a href="/api/v1/snapshot">/api/v1/snapshot</a>: the snapshot as JSON
-(what <code>hwinfo report --format json</code> prints)</li>
-<li><a href="/-/healthy">/-/healthy</a> and <a href="/-/ready">/-/ready</a></li>
-</ul></body></html>
-"""
-
 
 @dataclass
 class Options:
     interval: float = 5.0
     nvml_timeout: float = 5.0
     selection: Selection = field(default_factory=Selection)
+    state_dir: str | None = None  # where state is kept across restarts (accounting_state.py)
 
 
 def _wants_openmetrics(request: Request) -> bool:
@@ -63,25 +43,26 @@ class Daemon:
         if collector.gpu is not None and not isinstance(collector.gpu, GuardedGpu):
             collector.gpu = GuardedGpu(collector.gpu, options.nvml_timeout)
         self.status = DaemonStatus(version=hwinfo.__version__, start_time_seconds=time.time())
-        self.sampler = Sampler(collector, options.selection, options.interval, self.status)
+        keeper = None
+        if options.state_dir is not None and isinstance(collector.gpu, GuardedGpu):
+            keeper = StateKeeper(options.state_dir, collector.gpu.inner)
+        self.sampler = Sampler(collector, options.selection, options.interval, self.status,
+                               keeper)
         self.collector = collector
+        self.page = MachinePage(lambda: self.sampler.latest, options.interval,
+                                options.nvml_timeout, hwinfo.__version__)
         # Served until the first sample is in: self-metrics only, so the target is up.
         self._empty: Rendered = render(None, self.status, options.selection)
 
     def routes(self) -> dict[str, Handler]:
         return {
-            "/": self._landing,
+            "/": self.page,
             "/metrics": self._metrics,
             "/-/healthy": lambda _: Response(body=b"OK\n"),
             "/-/ready": self._ready,
             "/api/v1/snapshot": self._snapshot,
+            **asset_routes(),
         }
-
-    def _landing(self, _: Request) -> Response:
-        latest = self.sampler.latest
-        host = latest.snapshot.host.hostname if latest else "this host"
-        page = _LANDING.format(version=html.escape(hwinfo.__version__), host=html.escape(host))
-        return Response(body=page.encode(), content_type="text/html; charset=utf-8")
 
     def _metrics(self, request: Request) -> Response:
         latest = self.sampler.latest
@@ -112,30 +93,11 @@ class Daemon:
 
     def serve(self, server: Server) -> int | None:
         """Sample and serve on a bound server until SIGTERM or SIGINT (main thread only);
-        the signal that stopped it.
-
-        SIGHUP loads the web config again, by the same path as a change to its file.
-        """
-        stopped_by: list[int] = []
-
-        def stop(signum: int, _: FrameType | None) -> None:
-            log.info("stopping on signal %d", signum)
-            stopped_by.append(signum)
-            server.shutdown()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGHUP, lambda _signum, _frame: server.reload())
-        log.info("listening on %s:%d", *server.address)
-        # The sampler renders on this interpreter; 1 ms GIL slices (default 5) keep scrapes
-        # from queueing behind it.
-        sys.setswitchinterval(0.001)
-        self.sampler.start()
+        the signal that stopped it (exporter/signals.py; SIGHUP reloads the web config)."""
         try:
-            server.serve_forever()
+            return serve_until_stopped(server, log, self.sampler.start)
         finally:
             self._wind_down(_WIND_DOWN_SECONDS)
-        return stopped_by[0] if stopped_by else None
 
     def _wind_down(self, seconds: float) -> None:
         """Stop the sampler, then close the collectors, waiting for that at most `seconds`.

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from hwinfo.model.snapshot import Snapshot
 
 PREFIX = "hwinfo_"
+# What a bounded metric's folded labels say on the series that sums those past its limit.
+OTHER = "(other)"
 T = TypeVar("T")
 
 # One sample: label values (in the metric's label order) and the value.
@@ -31,6 +33,40 @@ class Metric:
     read: Reader
     # Off unless asked for (per-process series: PIDs churn, so cardinality grows).
     optional: bool = False
+    # At most this many series a sample (a daemon serves one host): past it the smallest are
+    # summed, per value of the other labels, into one series whose `folded` labels say OTHER.
+    limit: int | None = None
+    folded: tuple[str, ...] = ()
+    # What "smallest" means: the samples of this reader (default: the metric's own). Metrics
+    # that must fold the same label sets (a job's memory and its process count, which the
+    # ledger joins) rank by one reader.
+    rank: Reader | None = None
+
+    def samples(self, source: Any) -> list[Sample]:
+        """What a scrape serves of this metric: read(source), within its limit."""
+        found = list(self.read(source))
+        if self.limit is None or len(found) <= self.limit:
+            return found
+        ranking = found if self.rank is None else list(self.rank(source))
+        kept = {values for values, _ in
+                sorted(ranking, key=lambda sample: (-sample[1], sample[0]))[:self.limit]}
+        folded = [label in self.folded for label in self.labels]
+        rest: dict[tuple[str, ...], float] = {}
+        for values, value in found:
+            if values not in kept:
+                key = tuple(OTHER if fold else v for fold, v in zip(folded, values))
+                rest[key] = rest.get(key, 0.0) + value
+        return sorted(s for s in found if s[0] in kept) + sorted(rest.items())
+
+    @property
+    def bound(self) -> str:
+        """The limit in words, for the catalogue; empty for a metric without one."""
+        if self.limit is None:
+            return ""
+        per = ", ".join(label for label in self.labels if label not in self.folded)
+        return (f"At most {self.limit} series per host; past that the smallest are summed"
+                f"{' per ' + per if per else ''} into one whose {', '.join(self.folded)} are "
+                f"`{OTHER}`.")
 
     @property
     def full_name(self) -> str:

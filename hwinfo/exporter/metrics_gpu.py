@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from hwinfo.collect.gpu.device import CLOCK_EVENT_REASONS
 from hwinfo.exporter.metric import Metric, Sample, each, flag
-from hwinfo.model.gpu import Gpu
+from hwinfo.model.gpu import CLOCK_EVENT_REASONS, Gpu
 from hwinfo.model.snapshot import Snapshot
 
 GPU_LABELS = ("gpu", "uuid")
@@ -355,7 +354,8 @@ METRICS: tuple[Metric, ...] = (
            per_gpu(lambda g: getattr(_last_xid(g), "last_timestamp_seconds", None),
                    live_only=False)),
     _field("gpu_nvlink_links_active", "nvlink_links_active", "NVLink links up."),
-    _field("gpu_numa_node", "numa_node", "The NUMA node the GPU is attached to."),
+    _field("gpu_numa_node", "numa_node", "The GPU's own NUMA node, where its memory is one "
+           "(Grace boards; absent on x86, where NVML has none)."),
     Metric(
         "gpu_peak_flops",
         "gauge",

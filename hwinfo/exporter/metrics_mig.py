@@ -28,6 +28,7 @@ def _device_info(s: Snapshot) -> Iterator[Sample]:
                     _id(dev.gpu_instance_id),
                     _id(dev.compute_instance_id),
                     dev.profile or "",
+                    ",".join(dev.guessed),
                 ),
                 1.0,
             )
@@ -37,7 +38,13 @@ def _id(value: int | None) -> str:
     return "" if value is None else str(value)
 
 
-def _gi_profile(profile: str | None) -> str:
+def _profile(dev: MigDevice) -> str:
+    """The profile label of a series other than the info one: left out where an import
+    inferred it (only mig_device_info can mark it, by its `guessed` label)."""
+    return "" if dev.profile is None or "profile" in dev.guessed else dev.profile
+
+
+def _gi_profile(profile: str) -> str:
     """A MIG device's GPU-instance profile: "1c.3g.40gb" -> "3g.40gb"."""
     if not profile:
         return ""
@@ -61,7 +68,7 @@ def _devices(s: Snapshot, once_per_gpu_instance: bool = False) -> Iterator[tuple
 def _per_gpu_instance(value: Callable[[MigDevice], Any]) -> Callable[[Snapshot], Iterator[Sample]]:
     return lambda s: each(
         _devices(s, once_per_gpu_instance=True),
-        lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id), _gi_profile(p[1].profile)),
+        lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id), _gi_profile(_profile(p[1]))),
         lambda p: value(p[1]),
     )
 
@@ -95,8 +102,10 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "mig_device_info",
         "info",
-        "A MIG device: its parent GPU, UUID, instance ids and profile.",
-        (*GPU_LABELS, "mig_index", "mig_uuid", "gpu_instance_id", "compute_instance_id", "profile"),
+        "A MIG device: its parent GPU, UUID, instance ids and profile; `guessed` names those a "
+        "simulated import inferred.",
+        (*GPU_LABELS, "mig_index", "mig_uuid", "gpu_instance_id", "compute_instance_id", "profile",
+         "guessed"),
         "gpu.gpus[].mig.devices[]",
         _device_info,
     ),
@@ -117,7 +126,7 @@ METRICS: tuple[Metric, ...] = (
         lambda s: each(
             _devices(s),
             lambda p: (*gpu_labels(p[0]), _id(p[1].gpu_instance_id),
-                       _id(p[1].compute_instance_id), p[1].profile or ""),
+                       _id(p[1].compute_instance_id), _profile(p[1])),
             lambda p: p[1].gpu_share_ratio,
         ),
     ),

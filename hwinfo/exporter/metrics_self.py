@@ -80,8 +80,8 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "collection_stalled",
         "gauge",
-        "1 while a source's collection runs past its deadline "
-        "(a hung NVML call): its series are stale.",
+        "1 while a source's collection runs past its deadline, or the GPU's past two "
+        "sampling intervals (a hung NVML call): its series are stale.",
         ("source",),
         "",
         _per_source(lambda s: s.stalled),

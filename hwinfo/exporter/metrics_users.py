@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from hwinfo.exporter.metric import Metric, Sample
 from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpus
+from hwinfo.model.attribution import ATTRIBUTED_LIMIT
 from hwinfo.model.snapshot import Snapshot
 
 # The user of processes whose owner hwinfo cannot name (another PID namespace, exited).
 UNKNOWN_USER = "(unknown)"
+# Jobs, pods and containers on a host's devices at once (model/attribution.py); past that
+# (containers churned by the hundred) the rest is summed per device, so a host adds at most
+# this and one per device.
+ATTRIBUTED_SERIES_LIMIT = ATTRIBUTED_LIMIT
 
 
 def _users(s: Snapshot, field: str, rows: str = "users") -> Iterator[Sample]:
@@ -60,9 +66,12 @@ def _mig_device_users(s: Snapshot, count: bool = False) -> Iterator[Sample]:
                 yield (str(gpu.index), gpu.uuid or "", *ids, user), value
 
 
-def _attributed(s: Snapshot) -> Iterator[Sample]:
+def _attributed(s: Snapshot, count: bool = False, ranked: bool = False) -> Iterator[Sample]:
     """GPU memory per Slurm job, pod and container on each GPU or MIG device (the ids empty
-    for a whole GPU): one series per job on a device while its processes hold memory."""
+    for a whole GPU), of the processes that report it; or with `count` the number of its
+    processes, memory reported or not: one series per job on a device while it is there.
+    `ranked`: every job with its memory (0 where none is reported), the order both metrics
+    keep jobs by within their limit."""
     for gpu in gpus(s):
         if gpu.lost:
             continue
@@ -75,13 +84,20 @@ def _attributed(s: Snapshot) -> Iterator[Sample]:
             held: dict[tuple[str, ...], float] = {}
             for proc in procs:
                 who = proc.attribution
-                if who is None or not who.known or proc.used_memory_bytes is None:
+                if who is None or not who.known or not (
+                        count or ranked or proc.used_memory_bytes is not None):
                     continue
                 key = (proc.charged_user or UNKNOWN_USER, who.slurm_job or "",
                        who.pod_uid or "", who.container_id or "")
-                held[key] = held.get(key, 0.0) + proc.used_memory_bytes
+                held[key] = held.get(key, 0.0) + (1 if count else proc.used_memory_bytes or 0)
             for key, used in sorted(held.items()):
                 yield (str(gpu.index), gpu.uuid or "", *ids, *key), used
+
+
+# The attributed series keep the same jobs: those holding the most GPU memory.
+_ATTRIBUTED_BOUND: dict[str, Any] = {
+    "limit": ATTRIBUTED_SERIES_LIMIT, "folded": ("user", "slurm_job", "pod_uid", "container_id"),
+    "rank": lambda s: _attributed(s, ranked=True)}
 
 
 def _processes(s: Snapshot) -> Iterator[Sample]:
@@ -181,6 +197,18 @@ METRICS: tuple[Metric, ...] = (
          "container_id"),
         "gpu.gpus[].processes[].attribution",
         _attributed,
+        **_ATTRIBUTED_BOUND,
+    ),
+    Metric(
+        "gpu_attributed_processes",
+        "gauge",
+        "Processes of one Slurm job, pod or container on a GPU (MIG ids empty) or MIG device, "
+        "with or without a memory figure; its series ends with the job.",
+        (*GPU_LABELS, "gpu_instance_id", "compute_instance_id", "user", "slurm_job", "pod_uid",
+         "container_id"),
+        "gpu.gpus[].processes[].attribution",
+        lambda s: _attributed(s, count=True),
+        **_ATTRIBUTED_BOUND,
     ),
     Metric(
         "gpu_process_memory_used_bytes",

@@ -11,6 +11,7 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.snapshot import SnapshotCollector
@@ -21,7 +22,12 @@ from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import OK
 from hwinfo.render.json import render_json
 
+if TYPE_CHECKING:
+    from hwinfo.collect.gpu.accounting_state import StateKeeper
+
 log = get_logger("hwinfo.sampler")
+# Sampling intervals a GPU sample may run before its data is flagged stalled.
+OVERDUE_SAMPLES = 2
 
 
 @dataclass
@@ -49,14 +55,21 @@ class Sampler:
         selection: Selection,
         interval: float,
         status: DaemonStatus,
+        keeper: StateKeeper | None = None,
     ) -> None:
+        """`keeper` writes what the collector keeps for the next daemon, after each sample."""
         self.collector = collector
+        self.keeper = keeper
         self.selection = selection
         self.interval = interval
         self.status = status
         self.latest: Published | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hwinfo-sampler", daemon=True)
+        if isinstance(collector.gpu, GuardedGpu):
+            # Two samples missed is a hang as far as readers are concerned: the ledger stops
+            # charging the GPU then, not at the NVML deadline (seconds later).
+            collector.gpu.watch(OVERDUE_SAMPLES * interval, self._gpu_overdue)
 
     def start(self) -> None:
         self._thread.start()
@@ -72,7 +85,18 @@ class Sampler:
         self._update_status(snapshot)
         published = Published(snapshot, render(snapshot, self.status, self.selection))
         self.latest = published
+        if self.keeper is not None:
+            self.keeper.save()
         return published
+
+    def _gpu_overdue(self) -> None:
+        """NVML has not answered for two sampling intervals: the last sample is published
+        again, its GPU data flagged stalled, until NVML answers or the deadline passes."""
+        latest, state = self.latest, self.status.sources.get("gpu")
+        if latest is None or state is None:
+            return
+        state.stalled = True
+        self.latest = Published(latest.snapshot, render(latest.snapshot, self.status, self.selection))
 
     def _update_status(self, snapshot: Snapshot) -> None:
         status = self.status

@@ -17,7 +17,7 @@ from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.gpu import Gpu
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
 from hwinfo.model.snapshot import Snapshot
-from hwinfo.render.units import size
+from hwinfo.units import size
 
 T = TypeVar("T")
 
@@ -133,7 +133,10 @@ def _mig_layout(gpu: Gpu) -> dict[str, Any] | None:
     if gpu.mig is None:
         return None
     devices = sorted(gpu.mig.devices, key=lambda d: (d.gpu_instance_id or 0, d.compute_instance_id or 0))
-    return {"enabled": gpu.mig.enabled, "profiles": [d.profile for d in devices]}
+    # A profile an import inferred keeps its mark (render/text/gpu_mig.py GUESSED).
+    return {"enabled": gpu.mig.enabled,
+            "profiles": [f"{d.profile}*" if d.profile and "profile" in d.guessed else d.profile
+                         for d in devices]}
 
 
 def _describe_layout(layout: dict[str, Any] | None) -> str:

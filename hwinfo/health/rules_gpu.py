@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from hwinfo.health.findings import Problem, Severity
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.gpu import Gpu, GpuSystem
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 MIB = 1 << 20
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hwinfo.health.findings import Problem, Severity
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.snapshot import Snapshot
-from hwinfo.render.units import percent, size
+from hwinfo.units import percent, size
 
 
 def _level(share: float, warning: float, critical: float, worse_when_lower: bool) -> Severity | None:

@@ -14,7 +14,7 @@ from hwinfo.health.findings import Problem, Severity
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import SourceState
-from hwinfo.render.units import duration
+from hwinfo.units import duration
 
 
 @dataclass(frozen=True)

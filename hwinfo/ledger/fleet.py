@@ -1,7 +1,8 @@
 """`hwinfo fleet`: every host's GPUs now, and which are free (fits.py: where a job fits).
 
 Free means nobody is on it now: a whole GPU with no process, an existing MIG device with no
-process, or MIG capacity an admin could still carve (a profile with free instances). A host
+process, neither claimed by `hwinfo run`, or MIG capacity an admin could still carve (a
+profile with free instances). A host
 whose hwinfo is down or whose GPU data is stale offers nothing: its last values may be old.
 """
 
@@ -20,6 +21,10 @@ STALE_AFTER_SECONDS = 60.0
 MAX_FACT = 2.0**50
 # A host that went silent within this window is listed as down; before it, it is forgotten.
 FORGET_AFTER = "1h"
+# Facts that count things: whole numbers, and integers in fleet's answers.
+COUNTS = frozenset({"hwinfo_gpu_processes", "hwinfo_gpu_user_processes",
+                    "hwinfo_mig_device_processes", "hwinfo_mig_device_user_processes",
+                    "hwinfo_mig_profile_free_instances"})
 
 # What `fleet` reads of each GPU now, in parts asked side by side, each with only the labels
 # it uses (a GPU's uuid and model from hwinfo_gpu_info alone): a 1,000-host fleet is about
@@ -36,7 +41,8 @@ _SERIES = (
     (("hwinfo_mig_device_info", "hwinfo_mig_device_processes",
       "hwinfo_mig_device_user_memory_used_bytes", "hwinfo_mig_device_user_processes",
       "hwinfo_mig_gpu_instance_memory_total_bytes",
-      "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes"),
+      "hwinfo_mig_profile_free_instances", "hwinfo_mig_profile_memory_bytes",
+      "hwinfo_gpu_claim_info"),
      "gpu_instance_id, compute_instance_id, profile, mig_uuid, user"),
 )
 FLAGS = ('max by (__name__, job, instance, gpu) '
@@ -59,13 +65,14 @@ class MigDevice:
     profile: str
     mig_uuid: str
     memory_total_bytes: float | None = None
-    processes: float | None = None
+    processes: int | None = None
     # user -> bytes; None: their processes are on it but NVML reports no memory for them
     holders: dict[str, float | None] = field(default_factory=dict)
+    claimed_by: str | None = None  # the user `hwinfo run` holds it for
 
     @property
     def free(self) -> bool:
-        return self.processes == 0
+        return self.processes == 0 and self.claimed_by is None
 
 
 @dataclass
@@ -73,7 +80,7 @@ class Profile:
     """MIG capacity not carved yet: instances of this profile that could still be created."""
 
     name: str
-    free_instances: float
+    free_instances: int
     memory_bytes: float | None = None
 
 
@@ -86,18 +93,21 @@ class Gpu:
     memory_used_bytes: float | None = None
     # What a job can get: total minus the driver's reserve minus what is used (NVML's free).
     memory_free_bytes: float | None = None
-    processes: float | None = None
+    processes: int | None = None
     mig_enabled: bool = False
     lost: bool = False
     # user -> bytes; None: their processes are on it but NVML reports no memory for them
     holders: dict[str, float | None] = field(default_factory=dict)
     mig_devices: list[MigDevice] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
+    claimed_by: str | None = None  # the user `hwinfo run` holds it for
 
     @property
     def free(self) -> bool:
-        """Whole and unused: not in MIG mode, not lost, no process (known to be none)."""
-        return not self.mig_enabled and not self.lost and self.processes == 0
+        """Whole and unused: not in MIG mode, not lost, no process (known to be none), not
+        claimed by `hwinfo run`."""
+        return (not self.mig_enabled and not self.lost and self.processes == 0
+                and self.claimed_by is None)
 
 
 @dataclass
@@ -144,11 +154,14 @@ def fleet(prometheus: Prometheus, at: float, model: re.Pattern[str] | None = Non
 
 def checked(samples: list[Sample], url: str) -> list[Sample]:
     """The samples, or a LedgerError naming the first that no GPU can have: bytes, counts
-    and flags are none negative, none past a PiB."""
+    and flags are none negative, none past a PiB, and counts whole."""
     for s in samples:
+        name = s.labels.get("__name__", "a series")
         if not 0 <= s.value <= MAX_FACT:
-            raise LedgerError(f"{url}: {s.labels.get('__name__', 'a series')} of "
-                              f"{s.value:g} cannot be a GPU's (negative or absurd)")
+            raise LedgerError(f"{url}: {name} of {s.value:g} cannot be a GPU's "
+                              "(negative or absurd)")
+        if name in COUNTS and not float(s.value).is_integer():
+            raise LedgerError(f"{url}: {name} of {s.value:g} is not a count")
     return samples
 
 
@@ -212,7 +225,7 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
                 profile = profiles[pkey] = Profile(pkey[3], 0)
                 gpu.profiles.append(profile)
             if name == "hwinfo_mig_profile_free_instances":
-                profile.free_instances = s.value
+                profile.free_instances = int(s.value)
             else:
                 profile.memory_bytes = s.value
         else:
@@ -224,13 +237,15 @@ def _fill(hosts: dict[tuple[str, str], Host], samples: list[Sample]) -> None:
         for device in _devices_of(devices, instances, gkey, labels):
             name = s.labels.get("__name__", "")
             if name == "hwinfo_mig_device_processes":
-                device.processes = s.value
+                device.processes = int(s.value)
             elif name == "hwinfo_mig_device_user_memory_used_bytes":
                 device.holders[labels.get("user", "")] = s.value
             elif name == "hwinfo_mig_device_user_processes" and s.value > 0:
                 device.holders.setdefault(labels.get("user", ""), None)
             elif name == "hwinfo_mig_gpu_instance_memory_total_bytes":
                 device.memory_total_bytes = s.value
+            elif name == "hwinfo_gpu_claim_info":
+                device.claimed_by = labels.get("user", "")
 
 
 def _devices_of(devices: dict[tuple[str, str, str, str, str], MigDevice],
@@ -258,7 +273,7 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
     elif name == "hwinfo_gpu_memory_free_bytes":
         gpu.memory_free_bytes = value
     elif name == "hwinfo_gpu_processes":
-        gpu.processes = value
+        gpu.processes = int(value)
     elif name == "hwinfo_gpu_mig_enabled":
         gpu.mig_enabled = value == 1
     elif name == "hwinfo_gpu_lost":
@@ -267,3 +282,5 @@ def _gpu_fact(gpu: Gpu, name: str, labels: dict[str, str], value: float) -> None
         gpu.holders[labels.get("user", "")] = value
     elif name == "hwinfo_gpu_user_processes" and value > 0:
         gpu.holders.setdefault(labels.get("user", ""), None)
+    elif name == "hwinfo_gpu_claim_info" and "gpu_instance_id" not in labels:  # a whole GPU's
+        gpu.claimed_by = labels.get("user", "")

@@ -12,8 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries
+from hwinfo.ledger.advice import catalogue_profiles, smallest_fit
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, Sample
-from hwinfo.ledger.usage import ledger_group, plausible, smallest_fit, window
+from hwinfo.ledger.units import duration_text, utc
+from hwinfo.ledger.usage import ledger_group, past_range, plausible, possible, window
+from hwinfo.units import percent, size
 
 # Slurm job ids are decimal; an array task may be given as Slurm shows it, 1234_7, which
 # names it only where the environment was readable (slurm_array_task is not a label), so
@@ -56,6 +59,8 @@ class JobGpu:
     idle_held_gpu_seconds: float = 0.0
     unknown_gpu_seconds: float = 0.0
     utilization_gpu_seconds: float = 0.0
+    device_judged_gpu_seconds: float = 0.0  # busy/idle judged by the device, not the user
+    unmetered_gpu_seconds: float = 0.0  # held on a GPU split by process count
     energy_joules: float = 0.0
     peak_memory_bytes: float | None = None
     memory_total_bytes: float | None = None  # the GPU's (a MIG device's: its GPU instance's)
@@ -99,15 +104,14 @@ def _queries(job: str, span: str) -> list[str]:
     keys = ", ".join(_DEVICE)
     measures = {name: f"sum by ({keys}, model) (sum_over_time({record}{only}[{span}]))"
                 for name, record in queries.ATTRIBUTED_RECORDS.items()}
-    measures["samples"] = (f"max by ({keys}) "
-                           f"(count_over_time({queries.ATTRIBUTED_HELD_RECORD}{only}[{span}]))")
-    measures["users"] = f"group by ({keys}, user) (last_over_time({queries.ATTRIBUTED_MEMORY}{only}[{span}]))"
+    # The held share names the job's devices and users, memory reported or not.
+    held = queries.ATTRIBUTED_HELD_RECORD
+    measures["samples"] = f"max by ({keys}) (count_over_time({held}{only}[{span}]))"
+    measures["users"] = f"group by ({keys}, user) (last_over_time({held}{only}[{span}]))"
     measures["peak_memory"] = (f"max by ({keys}) "
                                f"(max_over_time({queries.ATTRIBUTED_MEMORY}{only}[{span}]))")
-    whole = (f'group by ({keys}) (last_over_time({queries.ATTRIBUTED_MEMORY}'
-             f'{{slurm_job="{job}",gpu_instance_id=""}}[{span}]))')
-    mig = (f'group by ({keys}) (last_over_time({queries.ATTRIBUTED_MEMORY}'
-           f'{{slurm_job="{job}",gpu_instance_id!=""}}[{span}]))')
+    whole = f'group by ({keys}) (last_over_time({held}{{slurm_job="{job}",gpu_instance_id=""}}[{span}]))'
+    mig = f'group by ({keys}) (last_over_time({held}{{slurm_job="{job}",gpu_instance_id!=""}}[{span}]))'
     measures["gpu_memory"] = (f"max by ({keys}) ({whole} * on(job, instance, gpu, uuid) "
                               f"group_left last_over_time(hwinfo_gpu_memory_total_bytes[{span}]))")
     measures["mig_memory"] = (f"max by ({keys}) ({mig} * on(job, instance, gpu, uuid, "
@@ -126,9 +130,10 @@ def job(prometheus: Prometheus, job_id: str, since: float, until: float) -> Job:
     interval = group.interval_seconds
     gpus = _gpus(figures, interval)
     if not gpus:
-        raise LedgerError(f"Slurm job {job_id}: no GPU process of it between the two times "
-                          f"at {prometheus.url}")
+        raise LedgerError(f"Slurm job {job_id}: no GPU process of it between {utc(since)} and "
+                          f"{utc(until)} at {prometheus.url}")
     found = Job(job_id, since, until, interval, gpus)
+    _checked(found, prometheus.url)
     found.advice = _advise(found, _profiles(offered))
     if any(g.unknown_gpu_seconds and g.gpu_instance_id for g in gpus):
         found.notes.append("a MIG device without an activity signal (before Hopper): its time "
@@ -136,6 +141,13 @@ def job(prometheus: Prometheus, job_id: str, since: float, until: float) -> Job:
     if any(g.unknown_gpu_seconds and not g.gpu_instance_id for g in gpus):
         found.notes.append("part of the held time has no activity recorded (the ledger's rules "
                            "had just started): it is neither busy nor idle")
+    if any(g.unmetered_gpu_seconds for g in gpus):
+        found.notes.append("NVML reported no GPU memory for some processes on its GPUs: those "
+                           "GPUs were split among their holders by process count")
+    if any(g.device_judged_gpu_seconds for g in gpus):
+        found.notes.append("busy or idle judged by the GPU's activity, not the job's own "
+                           f"(no per-process samples): {found.total('device_judged_gpu_seconds') / 3600:.2f} "
+                           f"of {found.total('held_gpu_seconds') / 3600:.2f} GPU-hours held")
     return found
 
 
@@ -148,8 +160,10 @@ def _gpus(samples: list[Sample], interval: float) -> list[JobGpu]:
 
     fields = {"held": "held_gpu_seconds", "busy": "busy_gpu_seconds",
               "idle": "idle_held_gpu_seconds", "unknown": "unknown_gpu_seconds",
-              "utilization": "utilization_gpu_seconds", "energy": "energy_joules"}
+              "utilization": "utilization_gpu_seconds", "energy": "energy_joules",
+              "device_judged": "device_judged_gpu_seconds", "unmetered": "unmetered_gpu_seconds"}
     rest = []
+    users: dict[tuple[str, ...], set[str]] = defaultdict(set)  # sorted once: a GPU may have many
     for sample in samples:  # the held figures first: they say which devices the job had
         if sample.labels.get("measure") in fields:
             gpu = device(sample.labels)
@@ -167,13 +181,33 @@ def _gpus(samples: list[Sample], interval: float) -> list[JobGpu]:
         if measure == "samples":
             gpu.held_seconds = sample.value * interval
         elif measure == "users":
-            gpu.users = sorted({*gpu.users, sample.labels.get("user", "")})
+            users[key].add(sample.labels.get("user", ""))
         elif measure == "peak_memory":
             gpu.peak_memory_bytes = sample.value
         elif measure in ("gpu_memory", "mig_memory"):
             gpu.memory_total_bytes = sample.value
+    for key, names in users.items():
+        gpus[key].users = sorted(names)
     return sorted((g for g in gpus.values() if g.held_gpu_seconds > 0),
                   key=lambda g: (g.instance, _number(g.gpu), g.gpu_instance_id))
+
+
+def _checked(job: Job, url: str) -> None:
+    """A LedgerError where a GPU's figures are more than the range holds, as `usage` refuses
+    them: held past the range, held more than a whole GPU at each evaluation, busy, idle and
+    unknown more than held; or a peak past the GPU's (MIG device's) memory."""
+    for gpu in job.gpus:
+        where = f"GPU {gpu.gpu} of {gpu.instance}"
+        if past_range(gpu.held_seconds, job.until - job.since, job.interval_seconds):
+            raise LedgerError(f"{url}: the job held {where} for {duration_text(gpu.held_seconds)} "
+                              f"of a {duration_text(job.until - job.since)} range: no figure can "
+                              "be trusted")
+        possible(gpu.held_gpu_seconds, gpu.busy_gpu_seconds + gpu.idle_held_gpu_seconds
+                 + gpu.unknown_gpu_seconds, 1, gpu.held_seconds, job.interval_seconds, url)
+        if (gpu.peak_memory_bytes is not None and gpu.memory_total_bytes is not None
+                and gpu.peak_memory_bytes > gpu.memory_total_bytes):
+            raise LedgerError(f"{url}: a peak of {size(gpu.peak_memory_bytes)} on {where}, whose "
+                              f"memory is {size(gpu.memory_total_bytes)}: no figure can be trusted")
 
 
 def _number(text: str) -> int:
@@ -192,8 +226,6 @@ def _profiles(samples: list[Sample]) -> dict[str, dict[str, dict[str, float]]]:
 
 def _advise(job: Job, profiles: dict[str, dict[str, dict[str, float]]]) -> list[str]:
     """At most two lines a researcher can act on."""
-    from hwinfo.render.units import percent, size
-
     lines = []
     busy = [g for g in job.gpus if g.busy_ratio is not None]
     underused = [g for g in busy if (g.busy_ratio or 0) < _UNDERUSED_BUSY_RATIO]
@@ -205,12 +237,16 @@ def _advise(job: Job, profiles: dict[str, dict[str, dict[str, float]]]) -> list[
     whole = [g for g in job.gpus if not g.gpu_instance_id and g.peak_memory_bytes is not None]
     for gpu in whole[:1] if not lines else ():
         mean = gpu.mean_utilization_ratio
-        fit = None if mean is None else smallest_fit(profiles.get(gpu.model, {}),
-                                                      gpu.peak_memory_bytes or 0.0, mean)
+        # The model's profiles as its GPUs export them, else as hwinfo's catalogue has them.
+        exported = profiles.get(gpu.model)
+        offered = exported or catalogue_profiles(gpu.model)
+        fit = None if mean is None else smallest_fit(offered, gpu.peak_memory_bytes or 0.0, mean)
         peak = size(gpu.peak_memory_bytes or 0.0)
         if fit is not None:
+            source = "" if exported else " (from hwinfo's MIG catalogue)"
             lines.append(f"peak memory {peak} and mean utilization {percent(mean or 0)} fit a "
-                         f"{fit[0]} MIG slice of the {gpu.model}: ask for one instead of a whole GPU")
+                         f"{fit[0]} MIG slice of the {gpu.model}{source}: ask for one instead "
+                         "of a whole GPU")
         elif (gpu.memory_total_bytes and mean is not None
               and (gpu.peak_memory_bytes or 0) <= _SMALL_MEMORY_RATIO * gpu.memory_total_bytes
               and mean <= _SMALL_UTILIZATION_RATIO):

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from hwinfo import inputs, urlfetch
 from hwinfo.escape import unicode
+from hwinfo.ledger.config import SERVICE, Engine
 
-SERVICE = "Prometheus"
 # Prometheus and vmalert take rule intervals to the millisecond and evaluate them at most
 # daily: a group outside these is not a ledger's.
 MIN_RULE_INTERVAL_SECONDS = 0.001
@@ -51,12 +51,14 @@ class RuleGroup:
 
 
 class Prometheus:
-    """A Prometheus (or a server with its query API) at `url`: http(s)://[user:pass@]host:port[/prefix]."""
+    """A Prometheus (or a server with its query API) where `engine` says (ledger/config.py):
+    its URL, basic auth and CA."""
 
-    def __init__(self, url: str, ca_file: str | None = None, timeout: float = 10.0) -> None:
+    def __init__(self, engine: Engine, timeout: float = 10.0) -> None:
+        self.target = engine.target
         try:
-            self.target = urlfetch.parse_url(url, "--prometheus", SERVICE)
-            self.context = urlfetch.tls_context(ca_file) if self.target.https else None
+            self.context = (urlfetch.tls_context(engine.ca_file, engine.ca_what)
+                            if self.target.https else None)
         except urlfetch.FetchError as exc:
             raise LedgerError(str(exc)) from None
         self.timeout = timeout

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 
 from hwinfo.ledger.rollup import HOST_ROLLUP_SUFFIX, ROLLUP_SUFFIX, USER_ROLLUP_SUFFIX, Part, Plan
 
+# The file that records everything below: what to load where a record is missing.
+LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 HELD_RECORD = "hwinfo:ledger_held:share"
 GPU_KEY = "job, instance, gpu, uuid"
 
@@ -28,11 +30,13 @@ SHARE_RECORDS = {
 }
 # The same shares per Slurm job, pod and container (the ledger's attribution rules).
 ATTRIBUTED_HELD_RECORD = "hwinfo:ledger_attributed_held:share"
-ATTRIBUTED_RECORDS = {name: SHARE_RECORDS[name].replace("hwinfo:ledger_", "hwinfo:ledger_attributed_")
-                      for name in ("held", "busy", "idle", "unknown", "utilization", "energy")}
+ATTRIBUTED_RECORDS = {name: record.replace("hwinfo:ledger_", "hwinfo:ledger_attributed_")
+                      for name, record in SHARE_RECORDS.items()}
 ATTRIBUTED_MEMORY = "hwinfo_gpu_attributed_memory_used_bytes"
 # Each GPU that could not be seen at an evaluation (host down, data stale): nobody's.
 UNSEEN_RECORD = "hwinfo:ledger_unseen:gpus"
+# The activity at or below which a holding is idle, recorded by the rules (their one place).
+IDLE_THRESHOLD_RECORD = "hwinfo:ledger_idle_threshold:ratio"
 # 1 at each evaluation of the rules: how much of a range they cover.
 EVALUATIONS_RECORD = "hwinfo:ledger_evaluations:count"
 # Counters of processes that started and ended between two samples (NVML accounting).
@@ -209,15 +213,44 @@ def profiles(window: str) -> dict[str, str]:
 
 
 def advice(window: str) -> str:
-    """What --advise weighs: each hold (a user on a whole GPU): its time, activity and peak
-    memory, and the MIG profiles each model offers (where some GPU of it exports them)."""
-    whole = 'gpu_instance_id=""'
+    """What --advise weighs: each hold (a user on a whole GPU): its GPU-seconds and the
+    evaluations it was held at (its share of the GPU), its activity, the part of it judged
+    by the device's activity and at how many evaluations, and its peak memory; the MIG
+    profiles each model offers (where some GPU of it exports them), which models can do MIG
+    at all (a GPU exports its MIG mode, on or off), and the rules' idle threshold."""
     hold = f"{GPU_KEY}, user, model"
+
+    def over(function: str, record: str) -> str:
+        return f'sum by ({hold}) ({function}({record}{{gpu_instance_id=""}}[{window}]))'
+
     return union({
-        "whole_held": f"sum by ({hold}) (sum_over_time({HELD_RECORD}{{{whole}}}[{window}]))",
-        "whole_utilization": f"sum by ({hold}) (sum_over_time("
-                             f"{SHARE_RECORDS['utilization']}{{{whole}}}[{window}]))",
+        "whole_held": over("sum_over_time", HELD_RECORD),
+        "whole_evaluations": over("count_over_time", HELD_RECORD),
+        "whole_utilization": over("sum_over_time", SHARE_RECORDS["utilization"]),
+        "whole_device_judged": over("sum_over_time", SHARE_RECORDS["device_judged"]),
+        "whole_device_judged_evaluations": over("count_over_time", SHARE_RECORDS["device_judged"]),
         "whole_peak_memory": f"max by ({hold}) (max_over_time(hwinfo_gpu_user_memory_used_bytes"
                              f"[{window}]) * on({GPU_KEY}) group_left(model) {whole_gpus(window)})",
+        "mig_capable": by_model("max", "model", f"last_over_time(hwinfo_gpu_mig_enabled[{window}])",
+                                window),
+        "idle_threshold": f"max(last_over_time({IDLE_THRESHOLD_RECORD}[{window}]))",
         **profiles(window),
+    })
+
+
+# The alert of prometheus/hwinfo-ledger.yml that tells of an idle hold: while it is pending
+# or firing, the engine keeps its ALERTS_FOR_STATE series, whose value is when it began.
+IDLE_ALERT = "HwinfoGpuIdleHeld"
+HOLD_KEY = "job, instance, gpu, gpu_instance_id, compute_instance_id, user"
+
+
+def idle_holds() -> str:
+    """What the board adds to fleet's listing: each hold idle now (the ledger's idle record,
+    by device and user), since when (its idle alert's start, with the jobs, pods and
+    containers it names), and whether the engine evaluates the ledger's rules at all."""
+    return union({
+        "idle": f"max by ({HOLD_KEY}) ({SHARE_RECORDS['idle']})",
+        "since": f"min by ({HOLD_KEY}, slurm_job, pod_uid, container_id) "
+                 f'(ALERTS_FOR_STATE{{alertname="{IDLE_ALERT}"}})',
+        "rules": f"group({EVALUATIONS_RECORD})",
     })

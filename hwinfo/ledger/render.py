@@ -8,17 +8,20 @@ text shows hours, GiB and kWh. A figure not available is null in JSON, empty in 
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 from collections import Counter
 from typing import Any
 
 from hwinfo.escape import printable_copy, to_json
+from hwinfo.inputs import decimal
 from hwinfo.ledger.fleet import Fleet, Gpu, Host
+from hwinfo.ledger.units import duration_text, figure, hours
+from hwinfo.ledger.units import utc as _when  # job_render's name for it too
 from hwinfo.ledger.usage import JOULES_PER_KWH, Ledger, Usage
+from hwinfo.ledger.usage_efficiency import EFFICIENCY_BY
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration, percent, size
+from hwinfo.units import percent, size
 
 NA = "n/a"
 TOTAL = "(total)"  # no user, host or model can be named so: parentheses are not in either
@@ -28,12 +31,16 @@ _USAGE_FIELDS = ("held_gpu_seconds", "busy_gpu_seconds", "idle_held_gpu_seconds"
                  "unmetered_gpu_seconds", "unseen_gpu_seconds")
 
 
-def _when(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+# What --by job and --by user add (usage_efficiency.py).
+_EFFICIENCY_FIELDS = ("cpu_efficiency", "verdict")
 
 
-def _usage_record(row: Usage, with_cost: bool) -> dict[str, Any]:
-    record: dict[str, Any] = {name: getattr(row, name) for name in _USAGE_FIELDS}
+def _fields(by: str) -> tuple[str, ...]:
+    return _USAGE_FIELDS + (_EFFICIENCY_FIELDS if by in EFFICIENCY_BY else ())
+
+
+def _usage_record(row: Usage, with_cost: bool, by: str) -> dict[str, Any]:
+    record: dict[str, Any] = {name: getattr(row, name) for name in _fields(by)}
     if with_cost:
         record["cost"] = row.cost
         # A cost without the GPU-hours of models that have no price: partial.
@@ -47,8 +54,9 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
         "since": ledger.since, "until": ledger.until, "by": ledger.by,
         "rule_interval_seconds": ledger.interval_seconds,
         "covered_seconds": ledger.covered_seconds,
-        "rows": [{ledger.by: row.key, **_usage_record(row, with_cost)} for row in ledger.rows],
-        "totals": _usage_record(ledger.total, with_cost),
+        "rows": [{ledger.by: row.key, **_usage_record(row, with_cost, ledger.by)}
+                 for row in ledger.rows],
+        "totals": _usage_record(ledger.total, with_cost, ledger.by),
     }
     if with_cost:
         document["currency"] = currency
@@ -61,11 +69,11 @@ def usage_json(ledger: Ledger, currency: str | None) -> str:
 def usage_csv(ledger: Ledger, currency: str | None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    header = [ledger.by, *_USAGE_FIELDS,
+    header = [ledger.by, *_fields(ledger.by),
               *(["cost", "unpriced_models"] if currency is not None else [])]
     writer.writerow(header)
     for row in [*ledger.rows, ledger.total]:
-        record = _usage_record(row, currency is not None)
+        record = _usage_record(row, currency is not None, ledger.by)
         writer.writerow([TOTAL if row is ledger.total else row.key,
                          *(_number(record[k]) for k in header[1:])])
     return out.getvalue()
@@ -77,11 +85,9 @@ def _number(value: float | str | None) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0")
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.1f}"
+    # 969300.0000001 is 969300 to a millionth: "969300", not "969300.".
+    return str(int(value)) if float(value).is_integer() else \
+        f"{value:.6f}".rstrip("0").rstrip(".")
 
 
 def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
@@ -90,30 +96,39 @@ def usage_text(ledger: Ledger, currency: str | None, style: Style) -> str:
     section = Section(f"GPU usage by {ledger.by}, {_when(ledger.since)} to {_when(ledger.until)}",
                       style)
     section.line(f"GPU-hours: hours of one whole GPU (a 3g.40gb of an A100 held an hour is "
-                 f"0.43); range {duration(span)}, rules every {ledger.interval_seconds:g} s")
+                 f"0.43); range {duration_text(span)}, rules every "
+                 f"{duration_text(ledger.interval_seconds)}")
     header = [ledger.by.upper(), "HELD", "BUSY", "IDLE", "UNKNOWN", "UTIL", "PEAK MEM", "kWh"]
     unseen = bool(ledger.total.unseen_gpu_seconds)
     if unseen:
         header.insert(5, "UNSEEN")
+    efficiency = any(row.verdict is not None for row in ledger.rows)  # add_efficiency ran
+    if efficiency:
+        header += ["CPU EFF", "VERDICT"]
     if currency is not None:
         header.append(f"COST {currency}".strip())
     rows = []
     for row in [*ledger.rows, ledger.total]:
-        cells = [TOTAL if row is ledger.total else row.key, _hours(row.held_gpu_seconds),
-                 _hours(row.busy_gpu_seconds), _hours(row.idle_held_gpu_seconds),
-                 _hours(row.unknown_gpu_seconds),
+        cells = [TOTAL if row is ledger.total else row.key, hours(row.held_gpu_seconds),
+                 hours(row.busy_gpu_seconds), hours(row.idle_held_gpu_seconds),
+                 hours(row.unknown_gpu_seconds),
                  NA if row.mean_utilization_ratio is None else percent(row.mean_utilization_ratio),
                  NA if row.peak_memory_bytes is None else size(row.peak_memory_bytes),
-                 f"{row.energy_joules / JOULES_PER_KWH:.1f}"]
+                 figure(row.energy_joules / JOULES_PER_KWH)]
         if unseen:
-            cells.insert(5, "" if row.unseen_gpu_seconds is None else _hours(row.unseen_gpu_seconds))
+            cells.insert(5, "" if row.unseen_gpu_seconds is None else hours(row.unseen_gpu_seconds))
+        if efficiency:
+            cells += [NA if row.cpu_efficiency is None else percent(row.cpu_efficiency),
+                      "" if row is ledger.total else row.verdict or NA]
         if currency is not None:
-            cells.append(NA if row.cost is None else f"{row.cost:.2f}")
+            cells.append(NA if row.cost is None else figure(row.cost, 2))
         rows.append(cells)
-    section.table(header, rows, right=[False] + [True] * (len(header) - 1))
+    section.table(header, rows, right=[False] + [h != "VERDICT" for h in header[1:]])
     if any(row.accounted_gpu_seconds for row in ledger.rows):
         section.line("HELD includes short jobs NVML accounting saw between samples "
-                     f"({_hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE")
+                     f"({hours(ledger.total.accounted_gpu_seconds)} h), in neither BUSY nor IDLE; "
+                     "those that ended while a host's hwinfo was down count only where it kept "
+                     "a --state-dir")
     if ledger.advice is not None:
         _advice_lines(section, ledger)
     for note in ledger.notes:
@@ -127,26 +142,30 @@ def _advice_lines(section: Section, ledger: Ledger) -> None:
     for a in ledger.advice or ():
         peak = NA if a.peak_memory_bytes is None else size(a.peak_memory_bytes)
         mean = NA if a.mean_utilization_ratio is None else percent(a.mean_utilization_ratio)
-        what = {"release": f"idle: release it, frees {_hours(a.freed_gpu_seconds)} GPU-hours",
-                "profile": f"{a.profile} would do: frees {_hours(a.freed_gpu_seconds)} GPU-hours",
-                "none": "no smaller MIG profile holds this",
+        source = " (hwinfo's MIG catalogue)" if a.profile_source == "catalogue" else ""
+        what = {"release": f"idle: release it, frees {hours(a.freed_gpu_seconds)} GPU-hours",
+                "profile": f"{a.profile}{source} would do: frees {hours(a.freed_gpu_seconds)} GPU-hours",
+                "none": f"no smaller MIG profile holds this{source}",
+                "no_mig": "no MIG on this model",
+                "not_own_activity": "no verdict: its activity is the shared GPU's, maybe another's",
                 "no_profile_data": "no verdict: no MIG profile data for this model"}[a.verdict]
         section.line(f"{a.user} on GPU {a.gpu} of {a.instance} ({a.model}): "
-                     f"{_hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")
+                     f"{hours(a.held_gpu_seconds)} GPU-hours, peak {peak}, mean {mean}: {what}")
     idle = [row for row in ledger.rows if row.idle_held_gpu_seconds > 0]
     if idle and ledger.by == "user":
-        wasted = ", ".join(f"{row.key} {_hours(row.idle_held_gpu_seconds)}"
+        wasted = ", ".join(f"{row.key} {hours(row.idle_held_gpu_seconds)}"
                            for row in sorted(idle, key=lambda r: -r.idle_held_gpu_seconds))
         section.line(f"GPU-hours held idle (wasted): {wasted}")
 
 
 def _gpu_record(gpu: Gpu) -> dict[str, Any]:
     return {
-        "index": gpu.index, "uuid": gpu.uuid, "model": gpu.model,
+        # An integer, as NVML numbers GPUs; null where the engine's label is not one.
+        "index": decimal(gpu.index), "uuid": gpu.uuid, "model": gpu.model,
         "memory_total_bytes": gpu.memory_total_bytes, "memory_used_bytes": gpu.memory_used_bytes,
         "memory_free_bytes": gpu.memory_free_bytes,
         "processes": gpu.processes, "mig_enabled": gpu.mig_enabled, "lost": gpu.lost,
-        "free": gpu.free,
+        "free": gpu.free, "claimed_by": gpu.claimed_by,
         "holders": [{"user": u, "memory_used_bytes": b} for u, b in sorted(gpu.holders.items())],
         "mig_devices": [{**d.__dict__, "free": d.free,
                          "holders": [{"user": u, "memory_used_bytes": b}
@@ -165,7 +184,7 @@ def fleet_json(fleet: Fleet) -> str:
         for record, host in zip(hosts, fleet.hosts):
             record["gpus"] = [_gpu_record(g) for g in host.gpus]
     else:
-        document["fits"] = [f.__dict__ for f in fleet.fits]
+        document["fits"] = [{**f.__dict__, "gpu": decimal(f.gpu)} for f in fleet.fits]
     return to_json(document) + "\n"
 
 
@@ -184,6 +203,8 @@ def _gpu_state(gpu: Gpu, host_state: str) -> str:
         return f"MIG {len(gpu.mig_devices) - idle}/{len(gpu.mig_devices)} used"
     if gpu.processes is None:
         return NA
+    if gpu.processes == 0 and gpu.claimed_by is not None:
+        return "claimed"
     return "free" if gpu.free else "held"
 
 
@@ -200,9 +221,14 @@ def fleet_text(fleet: Fleet, need_memory: int | None, style: Style) -> str:
             rows.append([host.instance, "", "", "", _host_state(host), ""])
         for gpu in host.gpus:
             memory = NA if gpu.memory_total_bytes is None else size(gpu.memory_total_bytes)
-            carve = ", ".join(f"{p.name}×{p.free_instances:g}" for p in gpu.profiles
+            carve = ", ".join(f"{p.name}×{p.free_instances}" for p in gpu.profiles
                               if p.free_instances > 0)
-            who = _holders(gpu.holders) + (f"; can create {carve}" if carve else "")
+            claims = [f"{where}claimed by {user}" for where, user in
+                      [("", gpu.claimed_by)] + [(f"MIG {d.gpu_instance_id}/{d.compute_instance_id} ",
+                                                 d.claimed_by) for d in gpu.mig_devices]
+                      if user is not None]
+            who = "; ".join(part for part in (_holders(gpu.holders), *claims,
+                                              carve and f"can create {carve}") if part)
             rows.append([host.instance, gpu.index, gpu.model, memory,
                          _gpu_state(gpu, host.state), who])
     section.table(["HOST", "GPU", "MODEL", "MEMORY", "STATE", "HOLDERS"], rows,
@@ -217,12 +243,15 @@ def _host_state(host: Host) -> str:
 
 
 def _fits_lines(section: Section, fleet: Fleet, need_memory: int, style: Style) -> None:
-    """The hosts counted, those that offer nothing (down or stale), then the fits."""
+    """The hosts counted, those that offer nothing (down, stale, or up with no place that
+    fits), then the fits."""
     states = Counter(host.state for host in fleet.hosts)
     count = len(fleet.hosts)
     section.line(f"{count:,} host{'' if count == 1 else 's'}: " + ", ".join(
         f"{states[state]:,} {state}" for state in ("up", "stale", "down") if states[state]))
-    absent = [[host.instance, _host_state(host)] for host in fleet.hosts if host.state != "up"]
+    offering = {fit.instance for fit in fleet.fits or ()}
+    absent = [[host.instance, _host_state(host) if host.state != "up" else "up, nothing that fits"]
+              for host in fleet.hosts if host.instance not in offering]
     if absent:
         section.line("offering nothing now:")
         section.table(["HOST", "STATE"], absent, indent=2, keep_colour=False)

@@ -1,7 +1,8 @@
-"""What a person types for the ledger's ranges and sizes: 7d, 2026-11-01, 40GiB.
+"""What a person types for the ledger's ranges and sizes (7d, 2026-11-01, 40GiB), and how
+the ledger writes times, durations and figures for people.
 
 Each parser returns a number in base units (seconds, Unix time, bytes) or raises ValueError
-with a message that says what is accepted.
+with a message that says what is accepted. Durations are written as --since takes them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,41 @@ _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)", re.IGNORECASE | re.ASCII)
 # Ten years: longer than any Prometheus keeps, short enough to stay a sane query range.
 MAX_DURATION_SECONDS = 10 * 365 * 86400
 MAX_SIZE_BYTES = 2**50
+
+
+_DURATION_PARTS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1))
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people write it and --since takes it: 30d, 29d22h, 1h30m5s, 1s500ms
+    (to the second from a minute on, else to the millisecond; days the largest unit: a
+    month of 30d reads better than 4w2d)."""
+    left = round(seconds) * 1000 if seconds >= 60 else round(seconds * 1000)
+    parts = []
+    for unit, milliseconds in _DURATION_PARTS:
+        count, left = divmod(left, milliseconds)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"
+
+
+def figure(value: float, decimals: int = 1) -> str:
+    """A figure to `decimals` places; one that is not 0 but rounds to 0 as "<0.1" (0.0 beside
+    a cost of 0.12 reads as nothing held)."""
+    text = f"{value:.{decimals}f}"
+    if value > 0 and not float(text):
+        return f"<{10.0 ** -decimals:.{decimals}f}"
+    return text
+
+
+def hours(seconds: float) -> str:
+    """GPU-seconds as GPU-hours for people (figure)."""
+    return figure(seconds / 3600)
+
+
+def utc(t: float) -> str:
+    """A Unix time as the ledger's text shows it: 2026-11-24 22:47:50 UTC."""
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def duration_seconds(text: str) -> float:

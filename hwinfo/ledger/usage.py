@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 import threading
 import time
 from collections import defaultdict
@@ -11,21 +10,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hwinfo.ledger import queries, rollup
+from hwinfo.ledger.advice import Advice, advice_for, idle_threshold
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, Prometheus, RuleGroup, Sample, together
+from hwinfo.ledger.units import duration_text, hours, utc
 
 BY = ("user", "host", "model", "job", "pod", "container")
 _LABEL = {"user": "user", "host": "instance", "model": "model", "job": "slurm_job",
           "pod": "pod_uid", "container": "container_id"}
 ATTRIBUTED_BY = ("job", "pod", "container")
-LEDGER_RULES_FILE = "prometheus/hwinfo-ledger.yml"
 JOULES_PER_KWH = 3.6e6
 # No measure the ledger asks for comes near this: GPU-seconds of a thousand GPUs over ten
 # years are 3e11, their energy 1e15 J, a GPU's memory 1e12 bytes. A larger figure, or a
 # negative one, is not from the ledger's rules, and sums of it would overflow.
 MAX_FIGURE = 1e16
-# The activity at or below which a hold is idle (the literal 0.05 of hwinfo-ledger.yml).
-IDLE_RATIO = 0.05
 # The most series usage's answers may hold together. Before a range's parts went alone,
 # its three answers of at most 1,000,000 JSON values each held about 300,000. The parts go
 # to the engine a few at a time, each answer within urlfetch's limits: without a bound on
@@ -36,12 +34,6 @@ QUERIES_AT_ONCE = 4
 
 class WindowError(LedgerError):
     """The range asked for is one the rules cannot answer (a usage error: exit 2)."""
-
-
-# An A100 or H100 offers 6 to 19 MIG profiles. More is not a GPU's answer, and each user's
-# advice compares every profile of the model: a hostile answer of 12,000 profiles and
-# 12,000 users took 48 s.
-MAX_PROFILES = 64
 
 
 @dataclass
@@ -64,30 +56,16 @@ class Usage:
     energy_joules: float = 0.0
     cost: float | None = None
     unpriced_models: set[str] = field(default_factory=set)
+    # --by job|user (usage_efficiency.py): its jobs' CPU-seconds used over allotted, and why
+    # its GPUs are (not) drawn (verdict.py); None: not asked, or not recorded.
+    cpu_efficiency: float | None = None
+    verdict: str | None = None
 
     @property
     def mean_utilization_ratio(self) -> float | None:
         """Mean activity while held, over the held time that has an activity signal."""
         known = self.held_gpu_seconds - self.unknown_gpu_seconds
         return None if known <= 0 else min(1.0, self.utilization_gpu_seconds / known)
-
-
-@dataclass(frozen=True)
-class Advice:
-    """For one hold: a user on one whole GPU."""
-
-    user: str
-    model: str
-    instance: str
-    gpu: str
-    held_gpu_seconds: float
-    mean_utilization_ratio: float | None
-    peak_memory_bytes: float | None
-    # release (idle: give it back), profile (a smaller MIG profile would do), none (no
-    # smaller profile holds it), no_profile_data (no GPU of the model exports its profiles)
-    verdict: str
-    profile: str | None  # with verdict "profile": the smallest that would do
-    freed_gpu_seconds: float  # what following the advice would give back
 
 
 @dataclass
@@ -111,7 +89,7 @@ def ledger_group(groups: Iterable[RuleGroup], url: str,
         if record in group.records:
             return group
     raise LedgerError(f"{url} has not loaded the ledger's recording rules "
-                      f"(no {record}): add {LEDGER_RULES_FILE} to its rule_files")
+                      f"(no {record}): add {queries.LEDGER_RULES_FILE} to its rule_files")
 
 
 def window(seconds: float) -> str:
@@ -205,8 +183,9 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
                          if by in ATTRIBUTED_BY else queries.HELD_RECORD)
     interval = group.interval_seconds
     if until - since < interval:
-        raise WindowError(f"the range ({until - since:g} s) is shorter than the ledger rules' "
-                          f"interval ({interval:g} s): no figure can be told for it")
+        raise WindowError(f"the range ({duration_text(until - since)}) is shorter than the "
+                          f"ledger rules' interval ({duration_text(interval)}): no figure can "
+                          "be told for it")
     if since <= 0 or since >= time.time():
         raise WindowError("the range starts " + ("before 1970" if since <= 0 else "after now")
                           + ": nothing was recorded in it")
@@ -218,8 +197,8 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
         samples, _ = _ask(prometheus, by, plan.in_minutes(late), until)
     gpus = _models([*rolled, *(s.labels for s in samples if s.labels.get("measure") == "gpus")])
     if not gpus:
-        raise LedgerError(f"{prometheus.url} has no hwinfo series between the two times: "
-                          "is it scraping hwinfo serve?")
+        raise LedgerError(f"{prometheus.url} has no hwinfo series between {utc(since)} and "
+                          f"{utc(until)}: is it scraping hwinfo serve?")
     # The series of the count that holds the most evaluations (one, unless relabelled apart).
     evaluations = max((s.value for s in samples if s.labels.get("measure") == "evaluations"),
                       default=0.0)
@@ -237,22 +216,21 @@ def usage(prometheus: Prometheus, since: float, until: float, by: str,
     total.unseen_gpu_seconds = sum(s.value for s in unseen) * interval
     # Held shares but no count: recorded by rules older than the count; coverage unknown.
     covered = evaluations * interval if evaluations >= 1 else None
-    if covered is not None and covered > until - since + 1.5 * interval:
-        raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for {covered:g} s "
-                          f"of a {until - since:g} s range: rules loaded twice, or overlapping "
-                          "roll-ups; no figure can be trusted")
-    _possible(total, len(gpus), covered if covered is not None else until - since, interval,
-              prometheus.url)
+    if covered is not None and past_range(covered, until - since, interval):
+        raise LedgerError(f"{prometheus.url}: the ledger's rules were evaluated for "
+                          f"{duration_text(covered)} of a {duration_text(until - since)} range: "
+                          "rules loaded twice, or overlapping roll-ups; no figure can be trusted")
+    possible(total.held_gpu_seconds - total.accounted_gpu_seconds,
+             total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds,
+             len(gpus), covered if covered is not None else until - since, interval,
+             prometheus.url)
     ledger = Ledger(since, until, by, interval, covered, rows, total)
     _notes(ledger, unseen, prices, time.time())
     if advise:
-        ledger.advice = _advice(plausible(prometheus.query(queries.advice(span), until),
-                                          prometheus.url), interval, ledger.notes)
+        asked = plausible(prometheus.query(queries.advice(span), until), prometheus.url)
+        ledger.advice = advice_for(asked, interval, idle_threshold(asked, prometheus.url),
+                                   ledger.notes)
     return ledger
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.1f}"
 
 
 def _add_unseen(rows: list[Usage], unseen: list[Sample], label: str, interval: float) -> None:
@@ -270,8 +248,8 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
     notes, total = ledger.notes, ledger.total
     span = min(ledger.until, now) - ledger.since  # the future is not time the rules missed
     if ledger.until - now > ledger.interval_seconds:
-        notes.append(f"the range ends {ledger.until - now:.0f} s from now: what is still to "
-                     "come is in no figure")
+        notes.append(f"the range ends {duration_text(ledger.until - now)} from now: what is "
+                     "still to come is in no figure")
     if not any(row.held_gpu_seconds for row in ledger.rows):
         notes.append(f"no {ledger.by} held a GPU in this range" if ledger.by in ATTRIBUTED_BY
                      else "no GPU was held in this range")
@@ -279,40 +257,53 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
         notes.append("recorded by ledger rules that did not count their evaluations (before "
                      "hwinfo-ledger.yml was updated): time they did not cover cannot be told")
     elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
-        notes.append(f"the rules evaluated {ledger.covered_seconds:g} s of the range's {span:g} s "
-                     "(not loaded yet, or Prometheus down): the rest is in no figure")
+        notes.append(f"the rules evaluated {duration_text(ledger.covered_seconds)} of the "
+                     f"range's {duration_text(span)} (not loaded yet, or Prometheus down): the "
+                     "rest is in no figure")
+    elif abs(ledger.covered_seconds - span) > max(0.5 * ledger.interval_seconds, 0.1 * span):
+        # Within an evaluation at each edge, as always, but that is much of a short range.
+        notes.append(f"the figures stand for the rules' {duration_text(ledger.covered_seconds)} "
+                     f"of evaluations in the range (each counts its whole "
+                     f"{duration_text(ledger.interval_seconds)}), not the range's "
+                     f"{duration_text(span)}")
     hosts: dict[str, float] = defaultdict(float)
     for s in unseen:
         hosts[s.labels.get("instance", "")] += s.value * ledger.interval_seconds
     if hosts:
         notes.append("not seen (down or stale), charged to no one: " + ", ".join(
-            f"{host} {_hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
+            f"{host} {hours(seconds)} GPU-hours" for host, seconds in sorted(hosts.items())))
     unmetered = [row.key for row in ledger.rows if row.unmetered_gpu_seconds > 0]
     if unmetered:
         notes.append(f"NVML reported no memory for some processes on GPUs held by {', '.join(unmetered)}: "
                      "those GPUs were split among their holders by process count")
     if total.device_judged_gpu_seconds > 0:
         notes.append("busy or idle judged by the device's activity, not the holder's own "
-                     f"(no per-process samples): {_hours(total.device_judged_gpu_seconds)} of "
-                     f"{_hours(total.held_gpu_seconds)} GPU-hours held")
+                     f"(no per-process samples): {hours(total.device_judged_gpu_seconds)} of "
+                     f"{hours(total.held_gpu_seconds)} GPU-hours held")
     if prices is not None:
         for model in sorted(total.unpriced_models):
             notes.append(f"no price for {model}: its GPU-hours are left out of the cost")
 
 
-def _possible(total: Usage, gpus: int, covered: float, interval: float, url: str) -> None:
-    """A LedgerError where the totals are more than the GPUs seen can hold: at most one
-    holder's share of each GPU at each evaluation, and busy, idle and unknown parts of held.
-    Two evaluations a GPU are allowed over: vmalert's records lag one evaluation a step."""
-    held = total.held_gpu_seconds - total.accounted_gpu_seconds
+def past_range(seconds: float, span: float, interval: float) -> bool:
+    """Whether `seconds` of evaluations (or of a GPU held at them) are more than a range of
+    `span` s holds: one evaluation at each edge, at most."""
+    return seconds > span + 1.5 * interval
+
+
+def possible(held: float, parts: float, gpus: int, covered: float, interval: float,
+             url: str) -> None:
+    """A LedgerError where `held` GPU-seconds (less NVML's accounted ones) and their busy,
+    idle and unknown `parts` are more than `gpus` GPUs seen for `covered` s can hold: at most
+    one holder's share of each GPU at each evaluation, and parts of held. Two evaluations a
+    GPU are allowed over: vmalert's records lag one evaluation a step."""
     slack = 2 * interval * max(gpus, 1)
     if held > gpus * (covered + interval) + slack:
-        raise LedgerError(f"{url}: {held:g} GPU-seconds held in {covered:g} s of {gpus} GPUs "
-                          "cannot be: no figure can be trusted")
-    parts = total.busy_gpu_seconds + total.idle_held_gpu_seconds + total.unknown_gpu_seconds
+        raise LedgerError(f"{url}: {hours(held)} GPU-hours held in {duration_text(covered)} of "
+                          f"{gpus} GPUs cannot be: no figure can be trusted")
     if parts > held + slack:
-        raise LedgerError(f"{url}: busy, idle and unknown ({parts:g} GPU-seconds) are more than "
-                          f"held ({held:g}): no figure can be trusted")
+        raise LedgerError(f"{url}: busy, idle and unknown ({hours(parts)} GPU-hours) are more "
+                          f"than held ({hours(held)}): no figure can be trusted")
 
 
 def plausible(samples: list[Sample], url: str) -> list[Sample]:
@@ -397,63 +388,3 @@ def _total(rows: list[Usage], prices: Prices | None) -> Usage:
     if prices is not None:
         total.cost = sum(row.cost or 0.0 for row in rows)
     return total
-
-
-def _advice(samples: list[Sample], interval: float, notes: list[str]) -> list[Advice]:
-    """For each hold (a user on a whole GPU): release it if idle, else the smallest MIG
-    profile of its model whose memory holds its peak and whose share covers its activity."""
-    held: dict[tuple[str, ...], float] = defaultdict(float)
-    busy: dict[tuple[str, ...], float] = defaultdict(float)
-    peak: dict[tuple[str, ...], float] = {}
-    profiles: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for s in samples:
-        measure, labels = s.labels.get("measure"), s.labels
-        hold = tuple(labels.get(k, "") for k in ("user", "model", "instance", "gpu"))
-        if measure == "whole_held":
-            held[hold] += s.value * interval
-        elif measure == "whole_utilization":
-            busy[hold] += s.value * interval
-        elif measure == "whole_peak_memory":
-            peak[hold] = max(peak.get(hold, 0.0), s.value)
-        elif measure in ("profile_memory", "profile_share"):
-            profiles[labels.get("model", "")][labels.get("profile", "")][measure] = s.value
-    advice = []
-    noted: set[str] = set()  # models already named in a note
-    for hold, seconds in sorted(held.items(), key=lambda kv: (-kv[1], kv[0])):
-        if seconds <= 0:
-            continue
-        user, model, instance, gpu = hold
-        mean = min(1.0, busy[hold] / seconds)
-        memory = peak.get(hold)
-        offered = profiles.get(model) or {}
-        profile, freed = None, 0.0
-        if mean <= IDLE_RATIO:
-            verdict, freed = "release", seconds
-        elif not offered or len(offered) > MAX_PROFILES:
-            verdict = "no_profile_data"
-            if model not in noted:
-                noted.add(model)
-                notes.append(f"no MIG profile data for {model}: no GPU of it exports its profiles"
-                             if not offered else f"{model} has {len(offered):,} MIG profiles, "
-                             "more than any GPU: no advice for it")
-        else:
-            fit = None if memory is None else smallest_fit(offered, memory, mean)
-            verdict = "none" if fit is None else "profile"
-            if fit is not None:
-                profile, freed = fit[0], seconds * (1 - fit[1])
-        advice.append(Advice(user, model, instance, gpu, seconds, mean, memory, verdict,
-                             profile, freed))
-    return advice
-
-
-def smallest_fit(profiles: dict[str, dict[str, float]], memory: float,
-                  mean: float) -> tuple[str, float] | None:
-    fits = [(shape["profile_share"], shape["profile_memory"], name)
-            for name, shape in profiles.items()
-            if {"profile_share", "profile_memory"} <= shape.keys()
-            and shape["profile_memory"] >= memory and shape["profile_share"] >= mean
-            and shape["profile_share"] < 1 and math.isfinite(shape["profile_share"])]
-    if not fits:
-        return None
-    share, _, name = min(fits)
-    return name, share

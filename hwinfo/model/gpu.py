@@ -13,6 +13,20 @@ from dataclasses import dataclass, field
 from hwinfo.model.attribution import Attribution, charged_user
 from hwinfo.model.unixtime import UnixTime
 
+# The names Gpu.clock_event_reasons takes, by NVML's bit (nvml.h nvmlClocksEventReason*): the
+# collector reads them from the mask, the metrics label a series with each.
+CLOCK_EVENT_REASONS = {
+    0x001: "gpu_idle",
+    0x002: "applications_clocks_setting",
+    0x004: "sw_power_cap",
+    0x008: "hw_slowdown",
+    0x010: "sync_boost",
+    0x020: "sw_thermal_slowdown",
+    0x040: "hw_thermal_slowdown",
+    0x080: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+
 
 @dataclass
 class GpuProcess:
@@ -97,6 +111,9 @@ class MigDevice:
     # Its compute slices over the GPU's (a 3g.40gb on an A100 is 3/7, a 1c.3g.40gb 1/7).
     gpu_share_ratio: float | None = None
     process_count: int | None = None  # as NVML lists them; None: the list was refused
+    # Its fields a simulated machine's import inferred rather than read ("profile", "uuid"):
+    # a dump that names no profile or lists no UUID (docs/simulator.md). Empty on real GPUs.
+    guessed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +125,8 @@ class MigGpuInstance:
     profile_id: int
     placement_start: int
     placement_size: int
+    # Its fields a simulated machine's import inferred rather than read (MigDevice.guessed).
+    guessed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -200,6 +219,33 @@ class PeakThroughput:
     tensor_clock_hertz: float | None  # the clock the tensor (FP16, BF16, TF32, INT8) rates are at
     # "rated": the board's datasheet boost clock; "nvml_max": NVML's maximum SM clock.
     clock_source: str | None
+
+
+@dataclass
+class NvLink:
+    """One enabled NVLink link and what is at its other end."""
+
+    link: int
+    remote_pci_bus_id: str | None  # "00000000:C4:00.0"; None: NVML did not say
+    remote_type: str | None  # "gpu", "switch" (an NVSwitch), "ibmnpu" or "unknown"
+
+
+@dataclass
+class GpuPair:
+    """How two GPUs reach each other, as NVML says (read for `report --topology` only)."""
+
+    gpus: list[int]  # the two GPU indices, lower first
+    # nvmlDeviceGetTopologyCommonAncestor: "internal" (one board), "single" (one PCIe
+    # switch), "multiple" (several switches), "hostbridge", "node", "system"; None: not read.
+    common_ancestor: str | None
+    # nvmlDeviceGetP2PStatus per capability: "ok", "chipset_not_supported",
+    # "gpu_not_supported", "topology_not_supported", "disabled_by_regkey", "not_supported",
+    # "unknown"; None: not read.
+    p2p_read: str | None
+    p2p_write: str | None
+    p2p_nvlink: str | None
+    p2p_atomics: str | None
+    p2p_pci: str | None
 
 
 @dataclass
@@ -308,6 +354,10 @@ class Gpu:
     # Processes NVML lists on the GPU and its MIG devices, collected or not; None: refused.
     process_count: int | None = None
     accounting: Accounting | None = None  # None: not available (driver, binding, MIG device)
+    # NUMA nodes whose memory is close to this GPU (nvmlDeviceGetMemoryAffinity).
+    numa_affinity: list[int] | None = None
+    # Its enabled NVLink links and their far ends; None: no NVLink, or not readable.
+    nvlinks: list[NvLink] | None = None
 
     def at_rest(self) -> bool:
         """Idle, so power management may slow it: the `gpu_idle` clock event, or a low-power
@@ -367,3 +417,5 @@ class GpuSystem:
     users: list[UserUsage] | None = field(default_factory=list)  # None: not collected
     # Short jobs NVML accounting saw (`hwinfo serve` only: a one-shot report has no "between").
     accounted: list[AccountedUsage] = field(default_factory=list)
+    # Every pair of GPUs NVML could read; None: not collected (`report --topology` does).
+    pairs: list[GpuPair] | None = None

@@ -52,7 +52,7 @@ def parse_selectors(values: Iterable[str]) -> list[str]:
 
 
 def select_gpus(snapshot: Snapshot, selectors: list[str]) -> Snapshot:
-    """The snapshot with only the selected GPUs (and their users); SelectionError for a
+    """The snapshot with only the selected GPUs (their users, their claims); SelectionError for a
     selector that names no GPU of this machine."""
     if snapshot.gpu is None or snapshot.gpu.status != "ok":
         raise SelectionError("--gpu: no GPUs were read, so none can be selected")
@@ -66,4 +66,10 @@ def select_gpus(snapshot: Snapshot, selectors: list[str]) -> Snapshot:
     users = snapshot.gpu.users
     system = dataclasses.replace(snapshot.gpu, gpus=kept, users=None if users is None else
                                  [u for u in users if u.gpu_index in indices])
-    return dataclasses.replace(snapshot, gpu=system)
+    claims = snapshot.claims
+    if claims is not None:  # the claims on the selected GPUs and their MIG devices
+        uuids = {gpu.uuid for gpu in kept} | {d.uuid for gpu in kept if gpu.mig is not None
+                                              for d in gpu.mig.devices}
+        claims = dataclasses.replace(claims, claims=[c for c in claims.claims
+                                                     if uuids.intersection(c.devices)])
+    return dataclasses.replace(snapshot, gpu=system, claims=claims)

@@ -7,13 +7,11 @@ import math
 import types
 import typing
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from hwinfo.inputs import member, shown
+from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
 from hwinfo.model.unixtime import UNIX_TIME, UNIX_TIME_RANGE
-
-if TYPE_CHECKING:
-    from hwinfo.model.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -109,8 +107,6 @@ def _allows_none(tp: Any) -> bool:
 
 def snapshot_from_document(document: Any, where: str) -> Snapshot:
     """A Snapshot from a parsed `hwinfo report --format json` document; SchemaError otherwise."""
-    from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
-
     if not isinstance(document, dict):
         raise SchemaError(f"{where}: not an hwinfo snapshot (a JSON {_json_kind(document)}, "
                           "not an object)")

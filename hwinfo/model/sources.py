@@ -14,7 +14,7 @@ OK, STALE, FAILED, NOT_COLLECTED = "ok", "stale", "failed", "not_collected"
 class SourceState:
     """How fresh one source's section is: read now, an older reading kept, or none."""
 
-    source: str  # "host", "cpu", "memory", "gpu"
+    source: str  # "host", "cpu", "memory", "storage", "network", "gpu", "claims"
     # "ok": read for this snapshot; "stale": this snapshot repeats an older reading (NVML
     # did not answer in time); "failed": not read, its section is null; "not_collected":
     # switched off (--no-gpu), its section is null.
@@ -31,5 +31,5 @@ class SourceState:
 class SourceError:
     """A collector that failed as a whole; its section is null."""
 
-    source: str  # "cpu", "memory", "gpu"
+    source: str  # "cpu", "memory", "storage", "network", "gpu"
     message: str

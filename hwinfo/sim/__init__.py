@@ -11,8 +11,8 @@ also call install_from_env(), which installs the scenario named by HWINFO_SIM_SC
 from __future__ import annotations
 
 import os
-from types import ModuleType
 
+from hwinfo.binding import pynvml  # the module holding the binding's state (binding.py)
 from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib import FakeLib
 from hwinfo.sim.scenario import list_scenarios, load_scenario
@@ -33,19 +33,11 @@ __all__ = [
 
 ENV_VAR = "HWINFO_SIM_SCENARIO"
 
-# What install() replaced, most recent last: (pynvml module, its previous nvmlLib).
-_installed: list[tuple[ModuleType, object]] = []
+# What install() replaced, most recent last: pynvml's previous library.
+_installed: list[object] = []
 
 
-def _pynvml() -> ModuleType:
-    """The module holding pynvml's binding state (hwinfo/binding.py: the deprecated 11.5.x
-    package keeps it in its nvml submodule)."""
-    from hwinfo.binding import pynvml
-
-    return pynvml  # type: ignore[no-any-return]
-
-
-def _detach(pynvml: ModuleType) -> None:
+def _detach() -> None:
     """Shut down whatever library pynvml has initialised, and forget its function pointers."""
     with pynvml.libLoadLock:
         lib, refs = pynvml.nvmlLib, pynvml._nvmlLib_refcount
@@ -67,11 +59,10 @@ def install(scenario: Scenario | str | os.PathLike[str]) -> Machine:
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     machine = Machine(scenario)
-    pynvml = _pynvml()
     previous = pynvml.nvmlLib
-    _detach(pynvml)
+    _detach()
     pynvml.nvmlLib = FakeLib(machine)
-    _installed.append((pynvml, previous))
+    _installed.append(previous)
     return machine
 
 
@@ -79,8 +70,8 @@ def uninstall() -> None:
     """Undo the last install(): pynvml gets its previous library back, uninitialised."""
     if not _installed:
         return
-    pynvml, previous = _installed.pop()
-    _detach(pynvml)
+    previous = _installed.pop()
+    _detach()
     pynvml.nvmlLib = previous
 
 

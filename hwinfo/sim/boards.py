@@ -4,9 +4,11 @@ Defaults are written in the scenario file's own vocabulary (docs/scenario-format
 scenario field overrides the board's field of the same name, and the loader checks both the
 same way. Names, PCI ids, memory sizes and units are as NVML reports them.
 
-Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from the real
-`nvidia-smi -q -x` dumps in shared/captures (driver versions as listed there); PCI device ids,
-names and MIG tables from shared/research/nvml-facts.md §3; the rest from public spec sheets.
+Sources: A100-SXM4-40GB, T4, RTX 3090, RTX A5000 and GRID P4-1Q values come from real
+`nvidia-smi -q -x` dumps in telegraf's and netdata's test data (each cited at its board, with
+its driver version); PCI device ids and names from NVIDIA's go-nvml mocks
+(https://github.com/NVIDIA/go-nvml/tree/main/pkg/nvml/mock) and gpu-operator's mig-parted
+config, MIG tables from hwinfo/mig (which cites each); the rest from public spec sheets.
 """
 
 # Unknown: the idle telemetry (temperatures, power draw, clocks), reserved memory, VBIOS and
@@ -19,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hwinfo.sim import mig_profiles
+from hwinfo.mig.models import mig_table
+from hwinfo.mig.profiles import MigTable
 
 Defaults = Mapping[str, object]
 # Unknown: the encoder/decoder sampling period per board; 167 ms is what NVML commonly reports.
@@ -35,8 +38,12 @@ class Board:
     multiprocessor_count: int | None  # SMs of the whole GPU
     nvlink_max_links: int  # links NVML reports at all; past it: NotSupported
     has_serial: bool  # GeForce and vGPU boards report no serial (NotSupported)
-    mig: mig_profiles.MigTable | None = None
     utilization_sampling_us: int = DEFAULT_SAMPLING_US
+
+    @property
+    def mig(self) -> MigTable | None:
+        """Its MIG table, looked up by its name where MIG's catalogue keeps it; None: no MIG."""
+        return mig_table(str(self.defaults["name"]))
 
 
 def _clocks(graphics: int, sm: int, memory: int, video: int) -> dict[str, int]:
@@ -86,7 +93,9 @@ def _datacenter(**fields: object) -> dict[str, object]:
         "pstate": 0,
         "clock_event_reasons": [],
         "ecc": _ecc(),
-        "retired_pages": None,  # Ampere and later remap rows instead (facts §5)
+        # Ampere and later remap rows instead (nvmlDeviceGetRemappedRows, "for Ampere or newer";
+        # https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/).
+        "retired_pages": None,
         "remapped_rows": _NO_REMAPS,
         "mig": _MIG_OFF,
     }
@@ -99,7 +108,7 @@ BOARDS: dict[str, Board] = {
     for b in (
         Board(
             key="A100-SXM4-40GB",
-            # shared/captures/a100-sxm4-40gb-mig-2x3g.20gb.xml (driver 510.47.03).
+            # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml (driver 510.47.03).
             defaults=_datacenter(
                 name="NVIDIA A100-SXM4-40GB",
                 pci_device_id=0x20B010DE,
@@ -133,7 +142,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=108,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.A100_40GB,
         ),
         Board(
             key="A100-SXM4-80GB",
@@ -168,11 +176,11 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=108,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.A100_80GB,
         ),
         Board(
             key="H100-SXM5-80GB",
-            # Whole-board memory total 81559 MiB (facts §2).
+            # Whole-board memory total 81559 MiB, as the H100 80GB HBM3 capture shows
+            # (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt).
             defaults=_datacenter(
                 name="NVIDIA H100 80GB HBM3",
                 pci_device_id=0x233010DE,
@@ -204,11 +212,10 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=18,
             has_serial=True,
-            mig=mig_profiles.H100_80GB,
         ),
         Board(
             key="H100-NVL",
-            # Whole-board memory total 95830 MiB (facts §2).
+            # Whole-board memory total 95830 MiB, as nvidia-smi shows a real H100 NVL.
             defaults=_datacenter(
                 name="NVIDIA H100 NVL",
                 pci_device_id=0x232110DE,
@@ -240,7 +247,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=12,
             has_serial=True,
-            mig=mig_profiles.H100_NVL,
         ),
         Board(
             key="H200-SXM-141GB",
@@ -276,7 +282,6 @@ BOARDS: dict[str, Board] = {
             multiprocessor_count=132,
             nvlink_max_links=18,
             has_serial=True,
-            mig=mig_profiles.H200_141GB,
         ),
         Board(
             key="RTX-4090",
@@ -330,7 +335,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="RTX-3090",
-            # shared/captures/rtx-3090-driver590-v13.xml (driver 590.44.01).
+            # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/3090-v13.xml
+            # (driver 590.44.01).
             defaults={
                 "name": "NVIDIA GeForce RTX 3090",
                 # Display mode: the 525 dump of this board (590 prints it deprecated).
@@ -381,7 +387,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="RTX-A5000",
-            # shared/captures/dual-rtx-a5000-v13.xml (driver 590.44.01).
+            # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml
+            # (driver 590.44.01).
             defaults={
                 "name": "NVIDIA RTX A5000",
                 # Unknown: display mode (its 590 dump prints it deprecated).
@@ -433,7 +440,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="T4",
-            # shared/captures/tesla-t4.xml (driver 515.105.01, a cloud VM).
+            # https://github.com/influxdata/telegraf/blob/master/plugins/inputs/nvidia_smi/testdata/tesla-t4.xml
+            # (driver 515.105.01, a cloud VM).
             defaults={
                 "name": "Tesla T4",
                 "display_mode": False,
@@ -484,7 +492,8 @@ BOARDS: dict[str, Board] = {
         ),
         Board(
             key="GRID-P4-1Q",
-            # shared/captures/grid-p4-vgpu-guest.xml: a vGPU guest, where most fields are N/A.
+            # https://github.com/influxdata/telegraf/blob/c68ce7985bdf9030262aadc53fd967fc89ce8a1f/plugins/inputs/nvidia_smi/testdata/tesla_p4.xml:
+            # a vGPU guest, where most fields are N/A.
             defaults={
                 "name": "GRID P4-1Q",
                 "display_mode": True,
@@ -518,7 +527,6 @@ BOARDS: dict[str, Board] = {
 def _like(
     base: str,
     key: str,
-    mig: mig_profiles.MigTable,
     multiprocessor_count: int,
     nvlink_max_links: int | None = None,
     **fields: object,
@@ -537,7 +545,6 @@ def _like(
             sibling.nvlink_max_links if nvlink_max_links is None else nvlink_max_links
         ),
         has_serial=True,
-        mig=mig,
     )
 
 
@@ -553,7 +560,7 @@ def _pcie_card(**fields: object) -> dict[str, object]:
 # Every MIG board of NVIDIA's MIG User Guide ("Supported GPUs"), plus the H800 family.
 # Sources: names as nvidia-smi prints them and PCI device ids from NVIDIA gpu-operator's default
 # mig-parted config (assets/state-mig-manager/0400_configmap.yaml) and the issue threads cited
-# in mig_profiles; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
+# in hwinfo/mig/profiles.py; SM and CUDA-core counts, memory bus, power limits and maximum clocks from
 # NVIDIA's product pages and datasheets.
 # Unknown: for every board below, the idle telemetry, reserved memory, BAR1 size, VBIOS, part
 # and subsystem ids (the sibling's); the H100-SXM5 94GB's power limits and clocks (the 80 GB
@@ -567,7 +574,6 @@ _add(
     _like(
         "A100-SXM4-40GB",
         "A100-PCIE-40GB",
-        mig_profiles.A100_40GB,
         108,
         **_pcie_card(
             name="NVIDIA A100-PCIE-40GB",
@@ -584,7 +590,6 @@ _add(
     _like(
         "A100-SXM4-80GB",
         "A100-PCIE-80GB",
-        mig_profiles.A100_80GB,
         108,
         **_pcie_card(
             name="NVIDIA A100 80GB PCIe",
@@ -600,7 +605,6 @@ _add(
     _like(
         "A100-PCIE-40GB",
         "A30",
-        mig_profiles.A30_24GB,
         56,
         4,
         name="NVIDIA A30",
@@ -608,6 +612,11 @@ _add(
         cuda_cores=3584,
         memory_bus_width_bits=3072,
         memory_total_mib=24576,
+        # Not the A100's 65536: a real A30 under 535.183.01 shows its MIG devices' BAR1 as
+        # 8191 (1g.6gb) and 16383 MiB (2g.12gb), a quarter of 32768 a memory slice less
+        # 256 KiB (mig_profiles.mig_bar1_bytes). Unknown: the whole board's figure read
+        # directly (32768 follows from that rule).
+        bar1_total_mib=32768,
         power_limit_w=165,
         power_default_limit_w=165,
         power_min_limit_w=100,
@@ -620,7 +629,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H100-PCIE",
-        mig_profiles.H100_PCIE,
         114,
         **_pcie_card(
             name="NVIDIA H100 PCIe",
@@ -639,7 +647,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H100-SXM5-94GB",
-        mig_profiles.H100_NVL,
         132,
         # TSUBAME 4.0 (H100 SXM5 94GB) users' notes: "NVIDIA H100 94GB", 95830 MiB on 580.105.08;
         # PCI id 0x2339 ("H100 SXM5 94GB" in the PCI id lists).
@@ -654,7 +661,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H800-SXM5-80GB",
-        mig_profiles.H100_80GB,
         132,
         8,
         name="NVIDIA H800",
@@ -667,7 +673,6 @@ _add(
     _like(
         "H100-PCIE",
         "H800-PCIE",
-        mig_profiles.H100_PCIE,
         114,
         name="NVIDIA H800 PCIe",
         pci_device_id=0x232210DE,
@@ -678,7 +683,6 @@ _add(
     _like(
         "H100-NVL",
         "H800-NVL",
-        mig_profiles.H100_NVL,
         132,
         name="NVIDIA H800 NVL",
         pci_device_id=0x233A10DE,
@@ -689,7 +693,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "H20",
-        mig_profiles.H20_96GB,
         78,
         name="NVIDIA H20",
         pci_device_id=0x232910DE,
@@ -706,7 +709,6 @@ _add(
     _like(
         "H100-SXM5-80GB",
         "GH200-96GB",
-        mig_profiles.GH200_96GB,
         132,
         name="NVIDIA GH200 480GB",
         pci_device_id=0x234210DE,
@@ -722,7 +724,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "GH200-144GB",
-        mig_profiles.GH200_144GB,
         132,
         name="NVIDIA GH200 144G HBM3e",
         pci_device_id=0x234810DE,
@@ -737,7 +738,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "H200-NVL",
-        mig_profiles.H200_141GB,
         132,
         name="NVIDIA H200 NVL",
         pci_device_id=0x233B10DE,
@@ -752,7 +752,6 @@ _add(
     _like(
         "H200-SXM-141GB",
         "B200",
-        mig_profiles.B200_180GB,
         148,
         name="NVIDIA B200",
         pci_device_id=0x290110DE,
@@ -774,7 +773,6 @@ _add(
     _like(
         "B200",
         "GB200",
-        mig_profiles.GB200_186GB,
         152,
         name="NVIDIA GB200",
         pci_device_id=0x294110DE,
@@ -823,7 +821,6 @@ _add(
         multiprocessor_count=188,
         nvlink_max_links=0,
         has_serial=True,
-        mig=mig_profiles.RTX_PRO_6000,
     )
 )
 
@@ -831,7 +828,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-SERVER",
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
-        mig_profiles.RTX_PRO_6000,
         188,
         name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
         pci_device_id=0x2BB110DE,
@@ -843,7 +839,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-SERVER",
         "RTX-PRO-6000-BLACKWELL-MAX-Q",
-        mig_profiles.RTX_PRO_6000,
         188,
         name="NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
         pci_device_id=0x2BB410DE,
@@ -858,7 +853,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
         "RTX-PRO-5000-BLACKWELL",
-        mig_profiles.RTX_PRO_5000,
         110,
         name="NVIDIA RTX PRO 5000 Blackwell",
         pci_device_id=0x2BB310DE,
@@ -876,7 +870,6 @@ _add(
     _like(
         "RTX-PRO-6000-BLACKWELL-WORKSTATION",
         "RTX-PRO-4500-BLACKWELL",
-        mig_profiles.RTX_PRO_4500,
         82,
         # A user's nvidia-smi / -q on a real board (580.142 and others): its name, 32623 MiB,
         # BAR1 32768 MiB, 200 W, VBIOS 98.03.A2.00.01, PCIe Gen5 x16, fan 30 % idle, ECC

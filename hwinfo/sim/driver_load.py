@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import stat
 import time
 import weakref
 
-from hwinfo.sim.builtin_hash import sha256_hex
 from hwinfo.sim.scenario_model import Scenario
 
 try:
@@ -51,7 +51,7 @@ def state_dir() -> str:
 def scenario_key(scenario: Scenario) -> str:
     """Names a scenario's driver by content: the same machine whatever path led to it."""
     anonymous = dataclasses.replace(scenario, name="", source="")
-    return sha256_hex(repr(anonymous).encode())[:24]
+    return hashlib.sha256(repr(anonymous).encode()).hexdigest()[:24]
 
 
 class DriverLoad:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hwinfo.inputs import shown
-from hwinfo.sim import mig_profiles
+from hwinfo.mig import profiles as mig_profiles
+from hwinfo.mig.profiles import GpuInstanceProfile, MigTable
 from hwinfo.sim.boards import BOARDS, Board
 from hwinfo.sim.importer_capture import (
     AccountedApp,
@@ -32,7 +33,6 @@ from hwinfo.sim.importer_capture import (
     parse_capture,
 )
 from hwinfo.sim.importer_text import looks_like_text_dump, parse_text_dump
-from hwinfo.sim.mig_profiles import GpuInstanceProfile, MigTable
 from hwinfo.sim.scenario_gpu import parse_pci_bus_id
 from hwinfo.sim.scenario_model import ARCHITECTURES, CLOCK_EVENT_REASONS, COMPUTE_MODES
 
@@ -451,6 +451,7 @@ _GI_ORDER = (
     "bar1_total_mib",
     "sram_uncorrected_volatile",
     "compute_instances",
+    "guessed",
 )
 # What every MIG device of a GPU instance shows alike: its memory, BAR1 and SRAM error figures.
 _GI_DUMP = (
@@ -676,12 +677,23 @@ def gpu_instances_of(
     index, gpu/compute instance ids, sm_count, memory) and the placements known by GI id;
     profiles from the catalogue's table, or described by those facts for a board it lacks.
     What had to be inferred is added to `guesses`."""
-    if any("uuid" not in device for device in devices):
+    derived = any("uuid" not in device for device in devices)
+    if derived:
         # NVML always has one; the simulator derives it, so it is not the machine's.
         guesses.append(f"{where}: MIG device UUIDs (the dump lists none; derived)")
     if board is None or board.mig is None:
-        return _described_instances(devices, placements, memory_total_mib, where, guesses)
-    return _gpu_instances(board.mig, devices, placements, where, guesses)
+        instances = _described_instances(devices, placements, memory_total_mib, where, guesses)
+    else:
+        instances = _gpu_instances(board.mig, devices, placements, where, guesses)
+    for instance in instances:
+        if any("uuid" not in ci for ci in instance["compute_instances"]):
+            _guessed(instance, "uuid")
+    return instances
+
+
+def _guessed(instance: dict[str, Any], fact: str) -> None:
+    """Mark one of a GPU instance's facts as inferred, not read (its `guessed` list)."""
+    instance["guessed"] = sorted({*instance.get("guessed", ()), fact})
 
 
 def board_of(name: str) -> Board | None:
@@ -743,9 +755,10 @@ def _described_instances(
     for gi_id, cis in _grouped(devices, where).items():
         placement = placements.get(gi_id)
         named = {re.sub(r"^\d+c\.", "", ci["name"]) for ci in cis if ci.get("name")}
+        inferred = placement is None and len(named) != 1
         if placement is not None:
             name = placement.profile
-        elif len(named) == 1:
+        elif not inferred:
             name = named.pop()
         else:
             # `-q` names no profile: N compute slices of 7 by the GI's share of the memory.
@@ -755,8 +768,12 @@ def _described_instances(
             name = f"{slices}g.{round(memory / 1024)}gb"
             guesses.append(f"{where}: GPU instance {gi_id}'s profile name {name}")
         instance: dict[str, Any] = {"profile": name, "id": gi_id}
+        if inferred:
+            _guessed(instance, "profile")
         if placement is None:
             guesses.append(f"{where}: GPU instance {gi_id}'s placement and profile id")
+            _guessed(instance, "placement")
+            _guessed(instance, "profile_id")
         else:
             instance["start"] = placement.start
             instance["memory_slices"] = placement.size
@@ -801,7 +818,7 @@ def _gpu_instances(
     # -q does not say where a GI sits: NVML's usual numbering tells, when every id is one it
     # gives its profile and the placements so read fit together; otherwise (real ids do not
     # always follow it) the loader picks free placements and the ids stay as the dump has them.
-    # Unknown: which drivers number GPU instances this way (facts §2).
+    # Unknown: which drivers number GPU instances this way (the MIG User Guide's examples do).
     inferred = [
         gi.get("start", _placement_start(table.by_name[gi["profile"]], gi["id"]))
         for gi in instances
@@ -814,6 +831,9 @@ def _gpu_instances(
             gi["start"] = start
     if any(gi_id not in placements for gi_id in by_gi):
         guesses.append(f"{where}: MIG placements (the dump has none)")
+    for gi in instances:
+        if gi["id"] not in placements:
+            _guessed(gi, "placement")
     return [{key: gi[key] for key in _GI_ORDER if key in gi} for gi in instances]
 
 
@@ -853,6 +873,7 @@ def _gpu_instance(
     guesses: list[str],
 ) -> dict[str, Any]:
     profile = _named_profile(table, gi_id, cis, placement, where)
+    matched = profile is None
     if profile is None:
         profile = _match_profile(table, gi_id, cis)
         if profile is None:
@@ -865,6 +886,8 @@ def _gpu_instance(
             "none; matched by memory and SMs)"
         )
     instance: dict[str, Any] = {"profile": profile.name, "id": gi_id}
+    if matched:
+        _guessed(instance, "profile")
     if placement is not None:
         # The dump's own placement; refused rather than moved when the table disagrees.
         if placement.start not in profile.placement_starts:

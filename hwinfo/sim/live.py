@@ -33,6 +33,13 @@ from hwinfo.sim.scenario import read_document
 _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 _COMM_BYTES = 15  # the kernel keeps 15 bytes of a process name
 _HOST = Path(__file__).with_name("live_placeholder.py")
+# Each placeholder is a forked interpreter of about 0.75 MB of its own (2,000 took 1.5 GB);
+# the busiest built-in scenario has 110 processes, a DGX full of MIG jobs a few hundred.
+MAX_LIVE_PROCESSES = 256
+
+
+class TooManyProcesses(OSError):
+    """The scenario has more visible processes than placeholders are started for."""
 
 
 def _die_with_parent() -> None:
@@ -74,13 +81,16 @@ def _entry(proc: dict[str, Any]) -> list[Any]:
 @contextmanager
 def live_processes(scenario: str) -> Iterator[Path]:
     """Start the placeholders; yields the rebound scenario's path; stops them after."""
-    doc, _, name = read_document(scenario)
+    doc, label, name = read_document(scenario)
     seen: dict[int, list[Any]] = {}
     for gpu in doc.get("gpus", []):
         for proc in gpu.get("processes", []):
             # A process outside our PID namespace: clients cannot see it either.
             if proc.get("visible", True) is not False:
                 seen.setdefault(proc["pid"], _entry(proc))
+    if len(seen) > MAX_LIVE_PROCESSES:
+        raise TooManyProcesses(f"scenario {label} has {len(seen):,} visible processes; --live-processes "
+                               f"starts at most {MAX_LIVE_PROCESSES}")
     workdir = Path(tempfile.mkdtemp(prefix="hwinfo-live-"))
     try:
         host = _start_host(list(seen.values()))

@@ -25,22 +25,24 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import shutil
+import tempfile
 import threading
 import time
 import uuid as uuid_mod
+import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from hwinfo.sim import builtin_hash
-from hwinfo.sim.accounting import AccountingBuffer, Record
-from hwinfo.sim.driver_load import DriverLoad
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
     default_gpu_instance_id,
     free_placements,
     placement_mask,
 )
+from hwinfo.sim.accounting import AccountingBuffer, Record
+from hwinfo.sim.driver_load import DriverLoad
 from hwinfo.sim.scenario_gpu import gpu_field_readers, parse_processes
 from hwinfo.sim.scenario_mig import parse_mig
 from hwinfo.sim.scenario_model import (
@@ -57,12 +59,14 @@ from hwinfo.sim.scenario_model import (
     XidEvent,
 )
 from hwinfo.sim.scenario_reader import Reader
+from hwinfo.sim.sysfs_tree import write_sysfs
 
 # nvmlEventTypeXidCriticalError (nvml.h).
 EVENT_XID = 0x8
 # NVML's "no instance" value for GI/CI ids (nvml.h nvmlProcessInfo_v2_t, nvmlEventData_t).
 NO_INSTANCE = 0xFFFFFFFF
-# MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (facts §2).
+# MIG devices exist from R470 with this UUID form; before, "MIG-GPU-<uuid>/<gi>/<ci>" (the MIG
+# User Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/).
 NEW_MIG_UUID_DRIVER = (470,)
 # One sample of scenario time (docs/scenario-format.md "Samples").
 SAMPLE_SECONDS = 1.0
@@ -71,7 +75,9 @@ SAMPLE_SECONDS = 1.0
 def gpu_instance_idle_used_mib(memory_slices: int) -> int:
     """Memory a GPU instance shows as used with nothing running in it."""
     # Unknown: only one value is observed, 19 MiB for a 3g.20gb (4 memory slices) on an
-    # A100-SXM4-40GB under R510 (shared/captures); facts §2 gives 11-44 MiB. Scaled by size.
+    # A100-SXM4-40GB under R510 (https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml);
+    # other real listings show 11-44 MiB (13 MiB for an idle 2g.20gb of an A100 80GB in
+    # https://github.com/XuehaiPan/nvitop/pull/8). Scaled by size.
     return 11 + 2 * memory_slices
 
 
@@ -264,6 +270,7 @@ class Machine:
         self._ids = itertools.count(0x1000, 0x10)
         self._owners: dict[int, tuple[str | None, str | None]] = {}
         self._names: dict[int, str] = {}
+        self._sysfs: str | None = None
         self._xids: list[tuple[GpuDevice, XidEvent]] = []
         self.gpus: tuple[GpuDevice, ...] = tuple(
             GpuDevice(next(self._ids), g) for g in scenario.gpus
@@ -416,6 +423,26 @@ class Machine:
         line's first word; None where process_owner is None or names no command."""
         return self._names.get(pid)
 
+    def sysfs_root(self) -> str:
+        """A directory holding the sysfs of the scenario's PCI tree (sysfs_tree.py), written
+        on first use and removed with the machine; the collectors read it as a --root."""
+        with self._lock:
+            if self._sysfs is None:
+                directory = tempfile.mkdtemp(prefix="hwinfo-sim-sysfs-")
+                weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
+                write_sysfs(self.scenario, directory)
+                self._sysfs = directory
+            return self._sysfs
+
+    def guessed(self, uuid: str) -> frozenset[str]:
+        """What the scenario says an import inferred (GUESSED_GI_FACTS) of the GPU instance
+        of the MIG device with this UUID; empty for any other UUID."""
+        for gpu in self.gpus:
+            for dev in gpu.mig_devices:
+                if uuid in dev.uuids:
+                    return dev.compute_instance.gpu_instance.spec.guessed
+        return frozenset()
+
     def _update_owners(self) -> None:
         owners: dict[int, tuple[str | None, str | None]] = {}
         names: dict[int, str] = {}
@@ -470,11 +497,12 @@ class Machine:
         gi_id, ci_id = ci.gpu_instance.spec.id, ci.spec.id
         old_form = f"MIG-{gpu.spec.uuid}/{gi_id}/{ci_id}"
         new_form = "MIG-" + str(
-            builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"{gpu.spec.uuid}/{gi_id}/{ci_id}")
         )
         if ci.spec.uuid is not None:  # the dump's own (-L), masked or not
             new_form = ci.spec.uuid
-        # facts §2: GetHandleByUUID accepts both forms on drivers that have the new one.
+        # GetHandleByUUID accepts both forms on drivers that have the new one (NVML's change
+        # log in its API reference, https://docs.nvidia.com/deploy/nvml-api/).
         uuids = (new_form, old_form) if self.driver >= NEW_MIG_UUID_DRIVER else (old_form,)
         dev = MigDevice(
             next(self._ids), gpu, index, ci, f"{gpu.spec.name} MIG {ci.spec.profile.name}", uuids

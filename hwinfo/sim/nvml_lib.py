@@ -28,6 +28,7 @@ from hwinfo.sim import (
     nvml_lib_gpm,
     nvml_lib_mig,
     nvml_lib_processes,
+    nvml_lib_topology,
 )
 from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
@@ -131,6 +132,7 @@ SYMBOLS: tuple[Symbol, ...] = (
     *nvml_lib_events.SYMBOLS,
     *nvml_lib_gpm.SYMBOLS,
     *nvml_lib_accounting.SYMBOLS,
+    *nvml_lib_topology.SYMBOLS,
 )
 
 

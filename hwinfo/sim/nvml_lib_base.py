@@ -10,7 +10,7 @@ caller's `c_nvmlDevice_t` and read back from the handles it passes in.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hwinfo.sim.machine import Device, GpuDevice, Machine, MigDevice
@@ -79,8 +79,16 @@ def answers(machine: Machine, dev: Device) -> dict[str, Reply]:
 
 
 def as_int(value: object) -> int:
-    """A C integer argument, passed either as a Python int or as a ctypes scalar."""
-    return value if value.__class__ is int else value.value  # type: ignore[attr-defined,return-value]
+    """A C integer argument, passed either as a Python int or as a ctypes scalar.
+
+    Anything else ctypes cannot pass to C, and says so before the call: nvidia-ml-py's
+    NVML_P2P_CAPS_INDEX_READ is `0,` (a tuple), which fails so on a real library too.
+    """
+    if value.__class__ is int:
+        return value  # type: ignore[return-value]
+    if not isinstance(value, ctypes._SimpleCData):
+        raise ctypes.ArgumentError(f"Don't know how to convert parameter {value!r}")
+    return value.value  # type: ignore[no-any-return]
 
 
 def address(buffer: object) -> int:
@@ -114,6 +122,19 @@ def write_handles(buffer: object, handles: list[int]) -> None:
     array = (ctypes.c_void_p * len(handles)).from_address(base)
     for i, handle in enumerate(handles):
         array[i] = handle
+
+
+def fill_bits(size: object, buffer: object, members: Iterable[int]) -> int:
+    """Fill a caller's array of `size` unsigned longs as a bit mask (a CPU or NUMA node set);
+    members past its end are left out, as NVML fills what the caller made room for."""
+    words = (ctypes.c_ulong * as_int(size)).from_address(address(buffer))
+    width = ctypes.sizeof(ctypes.c_ulong) * 8
+    for i in range(len(words)):
+        words[i] = 0
+    for member in members:
+        if member // width < len(words):
+            words[member // width] |= 1 << (member % width)
+    return SUCCESS
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Device calls of the fake libnvidia-ml: identity, memory, telemetry, health, handle lookup.
 
 Most calls are one row of FIELDS: the reply on a physical GPU and on a MIG device handle
-(None there: NotSupported, the MIG rules of docs/scenario-format.md, from nvml.h notes and
-facts §2). Replies are precomputed per device and rebuilt only after the machine changes.
+(None there: NotSupported, the MIG rules of docs/scenario-format.md, from nvml.h's notes,
+https://github.com/NVIDIA/go-nvml/blob/main/gen/nvml/nvml.h). Replies are precomputed per device and rebuilt only after the machine changes.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from hwinfo.mig.profiles import mig_bar1_bytes
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
 from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
-from hwinfo.sim.mig_profiles import mig_bar1_bytes
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,
@@ -83,7 +83,8 @@ def _thresholds(s: GpuSpec) -> Reply:
 def _memory(machine: Machine, gpu: GpuDevice, v2: bool) -> Reply:
     s = gpu.spec
     # nvml.h: in MIG mode the parent's memory is an aggregate "only if the caller has
-    # appropriate privileges"; in a container it is NoPermission (facts §2).
+    # appropriate privileges"; in a container it is NoPermission
+    # (https://github.com/NVIDIA/nvidia-container-toolkit/issues/842).
     if gpu.mig_enabled and not machine.privileged:
         return NO_PERMISSION_REPLY
     if s.memory_total_mib is None:
@@ -516,14 +517,7 @@ def _cpu_affinity(
     """nvmlDeviceGetCpuAffinity(handle, cpuSetSize, unsigned long *cpuSet): a CPU bit mask."""
     if isinstance(dev, MigDevice) or dev.spec.cpu_affinity is None:
         return NOT_SUPPORTED
-    words = (ctypes.c_ulong * base.as_int(size)).from_address(base.address(cpu_set))
-    bits = ctypes.sizeof(ctypes.c_ulong) * 8
-    for i in range(len(words)):
-        words[i] = 0
-    for cpu in dev.spec.cpu_affinity:
-        if cpu // bits < len(words):
-            words[cpu // bits] |= 1 << (cpu % bits)
-    return SUCCESS
+    return base.fill_bits(size, cpu_set, dev.spec.cpu_affinity)
 
 
 def _retired_pages(

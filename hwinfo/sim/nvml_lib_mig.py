@@ -1,9 +1,11 @@
 """MIG calls of the fake libnvidia-ml: modes, MIG device handles, GPU/compute instance profiles,
 placements, capacity and listings.
 
-Behaviour follows nvml.h's per-call notes and facts §2: GI/CI listings and capacity need a
-privileged caller (NoPermission otherwise), profile queries take the profile *index* while
-every other call takes the profile *ID*, and MIG device indices are dense.
+Behaviour follows nvml.h's per-call notes (https://github.com/NVIDIA/go-nvml/blob/main/gen/
+nvml/nvml.h) and nvidia-ml-py's pynvml.py: GI/CI listings and capacity need a privileged caller
+(NoPermission otherwise), profile queries take the profile *index* while every other call
+takes the profile *ID*, and MIG device indices are dense (an index past the last is NotFound:
+https://github.com/NVIDIA/go-nvml/issues/60).
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
-from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     COMPUTE_INSTANCE_PROFILE_COUNT,
     GPU_INSTANCE_PROFILE_COUNT,
     ComputeInstanceProfile,
@@ -22,6 +22,8 @@ from hwinfo.sim.mig_profiles import (
     placement_mask,
     remaining_capacity,
 )
+from hwinfo.sim import nvml_lib_base as base
+from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
 from hwinfo.sim.nvml_lib_base import (
     INVALID_ARGUMENT,
     NO_PERMISSION,
@@ -72,8 +74,8 @@ def _attributes(dev: MigDevice) -> Reply:
 
 FIELDS: tuple[Field, ...] = (
     Field("nvmlDeviceGetMigMode", base.multi, lambda m, g: _mig_mode(g)),
-    # nvml.h: zero if MIG is not supported or not enabled; 7 on A100/H100/H200 (facts §2),
-    # 4 on A30 and RTX PRO 6000 (MIG User Guide, "Supported GPUs").
+    # nvml.h: zero if MIG is not supported or not enabled; 7 on A100/H100/H200 and 4 on A30
+    # and RTX PRO 6000 (MIG User Guide, "Supported GPUs": at most 7 or 4 instances).
     # Unknown: the answer on a MIG device handle (NotSupported here).
     Field(
         "nvmlDeviceGetMaxMigDeviceCount",

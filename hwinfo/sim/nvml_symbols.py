@@ -6,7 +6,9 @@ it ships with (CUDA 11.0: R450 ... 12.6: R560, 12.8: R570 ... 13.1: R590, 13.2: 
 13.3: R610). A library exports every function its nvml.h declares, the unversioned forms the
 header hides behind `#define`s included, plus EXTRA_EXPORTS; functions the header stops
 declaring stay exported except those in REMOVED. tests/sim/test_nvml_symbols.py holds this
-against the symbol tables of real 590.48.01 and 610.57.04 libraries (shared/captures/text).
+against the symbol tables of real 590.48.01 and 610.57.04 libraries (the `readelf --dyn-syms`
+sections of nvidia_gpu_exporter's captures:
+https://github.com/utkuozdemir/nvidia_gpu_exporter/tree/e656cd8/internal/captures).
 """
 
 from __future__ import annotations
@@ -255,14 +257,15 @@ REMOVED: dict[str, int] = {
 }
 
 # Functions that arrived within a branch, before the first branch whose nvml.h declares them
-# (facts §4: gpustat's driver mocks; the process-list _v2 calls came with 450.66).
+# (the process-list _v2 calls came with 450.66, as gpustat's NvidiaDriverMock models drivers:
+# https://github.com/wookayin/gpustat/blob/master/gpustat/test_gpustat.py).
 POINT_RELEASES: dict[str, tuple[int, ...]] = {
     "nvmlDeviceGetComputeRunningProcesses_v2": (450, 66),
     "nvmlDeviceGetGraphicsRunningProcesses_v2": (450, 66),
 }
 
 # The oldest branch with an nvml.h at hand. Unknown: what older libraries export; the simulator
-# gives them the R450 set without MIG (which arrived with R450, facts §2).
+# gives them the R450 set without MIG (which arrived with R450: https://docs.nvidia.com/datacenter/tesla/mig-user-guide/).
 OLDEST_KNOWN = 450
 _MIG_WORDS = ("Mig", "GpuInstance", "ComputeInstance")
 

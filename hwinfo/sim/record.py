@@ -82,6 +82,26 @@ def _cuda(version: str | None) -> int | None:
     return int(major) * 1000 + int(minor or 0) * 10
 
 
+def _wiring(gpu: Gpu) -> list[dict[str, Any]] | None:
+    """The far ends of the GPU's enabled links, in link order, as runs of one target; None
+    where NVML named none (a replay then answers NotSupported for them, as it did)."""
+    wires: list[dict[str, Any]] = []
+    for link in gpu.nvlinks or ():
+        if link.remote_pci_bus_id is None:
+            break  # a scenario wires its first links only
+        if wires and wires[-1]["to"] == link.remote_pci_bus_id:
+            wires[-1]["links"] += 1
+        else:
+            wires.append({"to": link.remote_pci_bus_id, "links": 1})
+    return wires or None
+
+
+def _nvswitches(system: GpuSystem) -> list[str]:
+    """The NVSwitches the GPUs' links reach, for the scenario's topology.nvswitches."""
+    return sorted({link.remote_pci_bus_id for gpu in system.gpus for link in gpu.nvlinks or ()
+                   if link.remote_type == "switch" and link.remote_pci_bus_id is not None})
+
+
 def _present(mapping: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in mapping.items() if value is not None}
 
@@ -158,6 +178,8 @@ _FIELDS: dict[str, Callable[[Gpu], Any]] = {
     "nvlink_links": lambda g: g.nvlink_links_active,
     "numa_node": lambda g: g.numa_node,
     "cpu_affinity": lambda g: None if not g.cpu_affinity else format_cpulist(g.cpu_affinity),
+    "numa_affinity": lambda g: None if not g.numa_affinity else format_cpulist(g.numa_affinity),
+    "nvlink_remote": lambda g: _wiring(g),
     "addressing_mode": lambda g: g.addressing_mode,
     # Only the current model is in the report; the replay's pending one equals it.
     "driver_model": lambda g: None if g.driver_model is None else {"current": g.driver_model},
@@ -275,6 +297,8 @@ def scenario_of(system: GpuSystem, symbols: list[str] | None, source: str) -> di
         ),
         "gpus": [_gpu(gpu, guesses) for gpu in system.gpus],
     }
+    if switches := _nvswitches(system):
+        scenario["topology"] = {"nvswitches": switches}
     imported: dict[str, Any] = {"source": source, "kind": "record"}
     if guesses:
         imported["guessed"] = guesses

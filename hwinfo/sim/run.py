@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
+import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
 import hwinfo
+from hwinfo.child import StartError, start, wait_forwarding
 from hwinfo.sim import ENV_VAR
+from hwinfo.sim.live import TooManyProcesses, live_processes
 
 BOOTSTRAP = Path(__file__).parent / "bootstrap"
 # Where the bootstrap loads the hwinfo package from (its directory, not its parent).
@@ -30,6 +32,13 @@ def child_environment(scenario: str, base: dict[str, str] | None = None) -> dict
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[PACKAGE_VAR] = str(Path(hwinfo.__file__).resolve().parent)
     env[ENV_VAR] = scenario
+    # The scripts of hwinfo's own environment (a venv's bin/, where the test extras put
+    # gpustat and nvitop) come after the caller's PATH: `.venv/bin/hwinfo sim run NAME --
+    # gpustat` works without activating the venv, and a program on PATH still wins.
+    scripts = sysconfig.get_path("scripts")
+    path = env.get("PATH", os.defpath).split(os.pathsep)
+    if scripts and scripts not in path:
+        env["PATH"] = os.pathsep.join([*filter(None, path), scripts])
     return env
 
 
@@ -37,11 +46,11 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
     """Run argv with the simulator in place of the driver; its exit status. With `live`, the
     scenario's processes are backed by real placeholder processes (live.py) meanwhile."""
     if live:
-        from hwinfo.sim.live import live_processes
-
         try:
             with live_processes(scenario) as rebound:
                 return _call(str(rebound), argv)
+        except TooManyProcesses as exc:
+            raise RunError(str(exc)) from None
         except OSError as exc:
             raise RunError(f"cannot start placeholder processes: {exc}") from None
     return _call(scenario, argv)
@@ -49,14 +58,10 @@ def run(scenario: str, argv: Sequence[str], live: bool = False) -> int:
 
 def _call(scenario: str, argv: Sequence[str]) -> int:
     try:
-        child = subprocess.Popen(list(argv), env=child_environment(scenario))
-    except FileNotFoundError:
-        raise RunError(f"command not found: {argv[0]}") from None
-    except PermissionError:
-        raise RunError(f"command is not executable: {argv[0]}") from None
-    status = _wait_forwarding(child)
-    # A child a signal ended: 128 + the signal, as a shell reports it.
-    return 128 - status if status < 0 else status
+        child = start(argv, child_environment(scenario))
+    except StartError as exc:
+        raise RunError(str(exc)) from None
+    return wait_forwarding(child, _FORWARDED)
 
 
 # A stop signal sent to `hwinfo sim run` alone goes on to the child: once it has ended, the
@@ -64,29 +69,6 @@ def _call(scenario: str, argv: Sequence[str]) -> int:
 # SIGTERM: to a daemon (hwinfo serve) SIGHUP means "reload", and the run is ending.
 _FORWARDED = {signal.SIGTERM: signal.SIGTERM, signal.SIGINT: signal.SIGINT,
               signal.SIGHUP: signal.SIGTERM}
-# si_code of a signal the kernel sent: Ctrl-C at a terminal, which reached the child as well
-# (its whole process group gets it), unlike a kill(2) aimed at the run (SI_USER).
-_SI_KERNEL = 0x80
-# Only where a child's end could be missed (it ended before SIGCHLD was blocked) does the
-# wait come back on its own.
-_RECHECK_SECONDS = 1.0
-
-
-def _wait_forwarding(child: subprocess.Popen[bytes]) -> int:
-    """The child's exit status (negative: the signal that ended it), forwarding stop signals.
-
-    The signals are taken with sigtimedwait, which says who sent each: no handler, so none
-    can run between two steps of the wait, and Ctrl-C is not sent to the child twice."""
-    waited = {*_FORWARDED, signal.SIGCHLD}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, waited)
-    try:
-        while (status := child.poll()) is None:
-            info = signal.sigtimedwait(waited, _RECHECK_SECONDS)
-            if info is not None and info.si_signo in _FORWARDED and info.si_code != _SI_KERNEL:
-                child.send_signal(_FORWARDED[signal.Signals(info.si_signo)])
-        return status
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class RunError(Exception):

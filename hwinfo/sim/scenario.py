@@ -31,6 +31,7 @@ from hwinfo.sim.scenario_model import (
     ScenarioError,
 )
 from hwinfo.sim.scenario_reader import Reader, kind, opt_str
+from hwinfo.sim.scenario_topology import check_wiring, read_topology, wiring
 
 SCENARIO_DIR = "scenarios"
 
@@ -114,6 +115,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
         "faults",
         "gpus",
         "imported",
+        "topology",
     )
     if not isinstance(data, dict):
         r.fail("(top level)", f"expected an object, got {kind(data)}")
@@ -147,6 +149,15 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
             if key in seen:
                 r.fail(f"gpus[{gpu.index}].{what}", f"same as gpus[{seen[key]}]")
             seen[key] = gpu.index
+    bus_ids = {parse_pci_bus_id(g.pci_bus_id): g.index for g in gpus}
+    topology = None if top.get("topology") is None else read_topology(
+        r, top["topology"], bus_ids)  # type: ignore[arg-type]
+    for gpu in gpus:
+        own = parse_pci_bus_id(gpu.pci_bus_id)
+        path = f"gpus[{gpu.index}].nvlink_remote" if gpu.nvlink_remote is not None \
+            else "topology.nvlink"
+        check_wiring(r, path, wiring(gpu.nvlink_remote, gpu.nvlink_links, topology),
+                     own, gpu.nvlink_links or 0, topology, bus_ids)  # type: ignore[arg-type]
     return Scenario(
         name=name,
         source=source,
@@ -165,6 +176,7 @@ def parse_scenario(data: object, source: str, name: str) -> Scenario:
             for i, f in enumerate(r.list("faults", top.get("faults", [])))
         ),
         gpus=gpus,
+        topology=topology,
     )
 
 

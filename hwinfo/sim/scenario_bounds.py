@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-# MIG arrived with R450 (facts §2); a scenario cannot ask for MIG on an older driver.
+# MIG arrived with R450 (the MIG User Guide's driver requirements); a scenario cannot ask for
+# MIG on an older driver.
 MIG_MIN_DRIVER = (450,)
 
 # Bounds on every number a scenario gives. A value past them is no GPU's, and would not fit

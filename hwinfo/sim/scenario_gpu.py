@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 
 from hwinfo import inputs
 from hwinfo.cpulist import parse_cpulist
-from hwinfo.sim import builtin_hash
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario_bounds import (
     MAX_ACCOUNTING_BUFFER,
@@ -53,6 +52,7 @@ from hwinfo.sim.scenario_model import (
     XidEvent,
 )
 from hwinfo.sim.scenario_reader import Reader, opt_int, opt_str, optional, read_gpm
+from hwinfo.sim.scenario_topology import read_wires
 
 
 def gpu_field_readers(
@@ -140,6 +140,12 @@ def gpu_field_readers(
         except ValueError as exc:
             r.fail(path, f"expected a CPU list such as '0-23,48-71': {exc}")
 
+    def nodes(path: str, value: object) -> tuple[int, ...]:
+        found = cpus(path, value)
+        if any(node > MAX_NUMA_NODE for node in found):
+            r.fail(path, f"NUMA nodes are at most {MAX_NUMA_NODE}")
+        return found
+
     def bus_id(path: str, value: object) -> str:
         text = r.str(path, value)
         if parse_pci_bus_id(text) is None:
@@ -213,13 +219,15 @@ def gpu_field_readers(
         "nvlink_links": optional(bounded(MAX_COUNT)),  # checked against the board below
         "numa_node": optional(bounded(MAX_NUMA_NODE)),
         "cpu_affinity": optional(cpus),
+        "numa_affinity": optional(nodes),
         "addressing_mode": optional(lambda p, v: r.choice(p, v, ADDRESSING_MODES)),
         "gpm": optional(lambda p, v: read_gpm(r, p, v)),
         "driver_model": optional(driver_model),
     }
 
 
-_STRUCTURED_GPU_KEYS = ("board", "mig", "processes", "lost", "xid_events", "accounting")
+_STRUCTURED_GPU_KEYS = (
+    "board", "mig", "processes", "lost", "xid_events", "accounting", "nvlink_remote")
 
 
 def _merge(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
@@ -272,7 +280,7 @@ def read_gpu(
     # Absent (not null) identity fields get stable defaults derived from the scenario.
     if "uuid" not in merged:
         values["uuid"] = "GPU-" + str(
-            builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, f"hwinfo-sim:{scenario_name}:{index}")
+            uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, f"hwinfo-sim:{scenario_name}:{index}")
         )
     if "pci_bus_id" not in merged:
         values["pci_bus_id"] = f"00000000:{index + 1:02X}:00.0"
@@ -280,7 +288,7 @@ def read_gpu(
         values["minor_number"] = index
     if "serial" not in merged and board is not None and board.has_serial and not imported:
         values["serial"] = (
-            f"{builtin_hash.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
+            f"{uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, str(values['uuid'])).int % 10**13:013d}"
         )
     nvlink_max = board.nvlink_max_links if board else (values["nvlink_links"] or 0)
     if values["nvlink_links"] is not None and values["nvlink_links"] > nvlink_max:  # type: ignore[operator]
@@ -311,9 +319,12 @@ def read_gpu(
             # NVML: on MIG-enabled GPUs accounting mode is DISABLED and cannot be changed.
             r.fail(inputs.member(inputs.member(path, "accounting"), "enabled"),
                    "accounting cannot be on while MIG is enabled")
+    remote = data.get("nvlink_remote")
     return GpuSpec(
         index=index,
         board=board,
+        nvlink_remote=None if remote is None else read_wires(
+            r, inputs.member(path, "nvlink_remote"), remote),
         nvlink_max_links=nvlink_max,
         mig=mig,
         processes=processes,

@@ -6,21 +6,26 @@ import re
 from collections.abc import Iterable
 
 from hwinfo import inputs
-from hwinfo.sim import mig_profiles
-from hwinfo.sim.boards import Board
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig import profiles as mig_profiles
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
     MigTable,
     default_gpu_instance_id,
     fit_placements,
 )
+from hwinfo.sim.boards import Board
 from hwinfo.sim.scenario_bounds import MAX_MEMORY_MIB, MAX_SMS, MIG_MIN_DRIVER
 from hwinfo.sim.scenario_defaults import MEMORY_SLICES_GUESS, PROFILE_ID_GUESS
-from hwinfo.sim.scenario_model import ComputeInstanceSpec, GpuInstanceSpec, MigSpec
+from hwinfo.sim.scenario_model import (
+    GUESSED_GI_FACTS,
+    ComputeInstanceSpec,
+    GpuInstanceSpec,
+    MigSpec,
+)
 from hwinfo.sim.scenario_reader import Reader, opt_int, opt_str, read_gpm
 
-_GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm")
+_GI_KEYS = ("profile", "start", "id", "compute_instances", "gpm", "guessed")
 # Exact figures a dump showed for a GPU instance's MIG devices (GpuInstanceSpec fields).
 _GI_DUMP_KEYS = (
     "memory_total_mib",
@@ -122,8 +127,16 @@ def parse_mig(
         )
         gpm = None if gi.get("gpm") is None else read_gpm(r, inputs.member(p, "gpm"), gi["gpm"])
         memory = {key: opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
-        instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory))
+        instances.append(GpuInstanceSpec(gid, start, profile, cis, gpm, **memory,
+                                         guessed=_guessed(r, p, gi)))
     return MigSpec(enabled, pending, tuple(instances))
+
+
+def _guessed(r: Reader, path: str, gi: dict[str, object]) -> frozenset[str]:
+    """A GPU instance's `guessed`: which of its facts an import inferred."""
+    where = inputs.member(path, "guessed")
+    return frozenset(r.choice(inputs.member(where, i), fact, GUESSED_GI_FACTS)
+                     for i, fact in enumerate(r.list(where, gi.get("guessed", []))))
 
 
 # Keys of a GPU instance on a GPU without a profile table (a board outside the catalogue).
@@ -135,6 +148,7 @@ _DESCRIBED_GI_KEYS = (
     "memory_slices",
     "engines",
     "compute_instances",
+    "guessed",
     *_GI_DUMP_KEYS,
 )
 _ENGINE_KEYS = ("copy", "decoder", "encoder", "jpeg", "ofa")
@@ -228,7 +242,8 @@ def _described_instances(
             computes.append(ComputeInstanceSpec(number, offset, ci_profile, None, uuid=ci_uuid))
             offset += ci_slices
         memory = {key: opt_int(r, p, gi, key, MAX_MEMORY_MIB) for key in _GI_DUMP_KEYS}
-        instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory))
+        instances.append(GpuInstanceSpec(gid, start, profile, tuple(computes), **memory,
+                                         guessed=_guessed(r, p, gi)))
     return tuple(instances)
 
 

@@ -6,13 +6,17 @@ The format is docs/scenario-format.md; scenario.py reads a file into these.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hwinfo.sim.boards import Board
-from hwinfo.sim.mig_profiles import (
+from hwinfo.mig.profiles import (
     ComputeInstanceProfile,
     GpuInstanceProfile,
 )
+from hwinfo.sim.boards import Board
 from hwinfo.sim.scenario_defaults import DEFAULT_ACCOUNTING_BUFFER
+
+if TYPE_CHECKING:
+    from hwinfo.sim.scenario_topology import NvLinkWire, TopologySpec
 
 # NVML return codes by the names pynvml gives its error classes, without "NVMLError_" (nvml.h).
 ERROR_CODES: dict[str, int] = {
@@ -66,7 +70,7 @@ ADDRESSING_MODES = {"none": 0, "hmm": 1, "ats": 2}
 # nvmlDriverModel_t (nvml.h): nvidia-smi prints WDM as TCC.
 DRIVER_MODELS = {"wddm": 0, "tcc": 1, "mcdm": 2}
 COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
-# nvmlClocksEventReason* bits (facts §5).
+# nvmlClocksEventReason* bits (nvml.h).
 CLOCK_EVENT_REASONS = {
     "gpu_idle": 0x1,
     "applications_clocks_setting": 0x2,
@@ -79,6 +83,9 @@ CLOCK_EVENT_REASONS = {
     "display_clock_setting": 0x100,
 }
 PROCESS_TYPES = ("compute", "graphics", "compute+graphics")
+# Facts of a GPU instance an import can infer instead of read: its profile name, profile id,
+# placement, and its MIG devices' UUIDs (derived).
+GUESSED_GI_FACTS = ("profile", "profile_id", "placement", "uuid")
 
 class ScenarioError(ValueError):
     """A scenario that cannot be loaded; str() is one line: file, field path, problem."""
@@ -232,6 +239,8 @@ class GpuInstanceSpec:
     bar1_total_mib: int | None = None  # None: the board's rule (mig_profiles.MigTable)
     # Volatile uncorrectable SRAM ECC errors its MIG devices show; None: NotSupported.
     sram_uncorrected_volatile: int | None = None
+    # What an import inferred rather than read of it (GUESSED_GI_FACTS).
+    guessed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -306,6 +315,11 @@ class GpuSpec:
     memory_free_mib: int | None = None  # None: total - reserved - used
     accounting: AccountingSpec = AccountingSpec()
     driver_model: tuple[str, str] | None = None  # (current, pending); None: NotSupported
+    # Which GPU or NVSwitch its enabled NVLink links reach, in link order; None: the
+    # scenario's topology.nvlink (scenario_topology.wiring).
+    nvlink_remote: tuple[NvLinkWire, ...] | None = None
+    # NUMA nodes GetMemoryAffinity answers; None: its root bus's in the topology's PCI tree.
+    numa_affinity: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -352,3 +366,4 @@ class Scenario:
     faults: tuple[FaultSpec, ...]
     gpus: tuple[GpuSpec, ...]
     imported: Imported | None = None  # a scenario `hwinfo sim import` made from a dump
+    topology: TopologySpec | None = None  # its PCI tree and NVLink wiring; None: not given

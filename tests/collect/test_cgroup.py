@@ -13,13 +13,39 @@ import pytest
 
 from hwinfo.collect.cgroup import parse, read_attribution
 from hwinfo.collect.sysfs import Root
-from tests.fixtures.cgroups import CASES
+from hwinfo.model.attribution import charged_user
+from tests.fixtures.cgroups import CASES, FORGED
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_real_cgroup_files(case) -> None:
-    found = parse(case.text)
+    found = parse(case.text, case.uid)
     assert {k: getattr(found, k) for k in case.expected} == case.expected
+
+
+@pytest.mark.parametrize("case", FORGED, ids=[c.name for c in FORGED])
+def test_a_forged_cgroup_names_no_one_else(case) -> None:
+    found = parse(case.text, case.uid)
+    assert {k: getattr(found, k) for k in case.expected} == case.expected
+    # Nothing to charge but its own user: no job, pod or container of anyone's.
+    assert not found.known and charged_user("root", found) == "root"
+
+
+def test_an_owner_not_known_passes_no_layout_that_needs_one() -> None:
+    v1_job = "6:freezer:/slurm/uid_1000/job_4242/step_0/task_0\n"
+    assert parse(v1_job, 1000).slurm_job == "4242"
+    assert parse(v1_job, 1001).kind == parse(v1_job).kind == "none"
+    rootless = next(c for c in CASES if c.name.startswith("podman-rootless"))
+    assert parse(rootless.text).kind == "service"  # its user@1001.service, as a unit
+
+
+def test_the_controllers_lines_decide_on_cgroup_v1() -> None:
+    """A real Slurm job on v1 whose name=systemd line (the user's to write) names a pod."""
+    text = ("6:freezer:/slurm/uid_1000/job_77/step_0/task_0\n1:name=systemd:/kubepods.slice/"
+            "kubepods-pod0125ec2f_b64a_4868_8f5b_94b56cbab864.slice\n")
+    assert (parse(text, 1000).kind, parse(text, 1000).slurm_job) == ("slurm", "77")
+    # Where the kernel wrote no controller line (cgroup v2), its lines are what there is.
+    assert parse("0::/kubepods/besteffort/pod0125ec2f-b64a-4868-8f5b-94b56cbab864\n").kind == "pod"
 
 
 def test_labels_name_the_unit_people_reason_in() -> None:
@@ -40,19 +66,8 @@ def _tree(tmp_path: Path, pid: int, content: bytes) -> Root:
 
 def test_reads_below_root(tmp_path: Path) -> None:
     root = _tree(tmp_path, 42, CASES[0].text.encode())
-    assert read_attribution(root, 42).container_runtime == "docker"
-    assert read_attribution(root, 43) is None  # no such process: not read, not "none"
-
-
-def test_array_task_from_a_readable_environment(tmp_path: Path) -> None:
-    root = _tree(tmp_path, 7, b"0::/system.slice/slurmstepd.scope/job_1240/step_0/user/task_0\n")
-    environ = b"HOME=/x\x00SLURM_JOB_ID=1240\x00SLURM_ARRAY_JOB_ID=1234\x00SLURM_ARRAY_TASK_ID=6\x00"
-    (tmp_path / "proc/7/environ").write_bytes(environ)
-    found = read_attribution(root, 7)
-    assert (found.slurm_job, found.slurm_array_task, found.label) == ("1240", "1234_6", "slurm:1234_6.0")
-    # An environment of another job (inherited, or a reused pid) names nothing.
-    (tmp_path / "proc/7/environ").write_bytes(environ.replace(b"=1240", b"=99"))
-    assert read_attribution(root, 7).slurm_array_task is None
+    assert read_attribution(root, 42, 0).container_runtime == "docker"
+    assert read_attribution(root, 43, 0) is None  # no such process: not read, not "none"
 
 
 HOSTILE = {
@@ -72,7 +87,7 @@ def test_hostile_files_are_bounded_and_never_guessed(tmp_path: Path, name: str) 
     root = _tree(tmp_path, 5, HOSTILE[name])
     tracemalloc.start()
     started = time.perf_counter()
-    found = read_attribution(root, 5)
+    found = read_attribution(root, 5, 0)
     elapsed = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -88,23 +103,23 @@ def test_special_files_are_not_read(tmp_path: Path) -> None:
     proc = tmp_path / "proc" / "9"
     proc.mkdir(parents=True)
     os.mkfifo(proc / "cgroup")  # would block a plain open() forever
-    assert read_attribution(Root(tmp_path), 9) is None
+    assert read_attribution(Root(tmp_path), 9, 0) is None
     (proc / "cgroup").unlink()
     (proc / "cgroup").symlink_to("/dev/zero")  # never ends
-    assert read_attribution(Root(tmp_path), 9) is None
+    assert read_attribution(Root(tmp_path), 9, 0) is None
 
 
 def test_a_process_that_ends_reads_as_not_read() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                              stdin=subprocess.PIPE)
     root = Root("/")
-    assert read_attribution(root, child.pid) is not None
+    assert read_attribution(root, child.pid, os.getuid()) is not None
     child.communicate(b"")
-    assert read_attribution(root, child.pid) is None
+    assert read_attribution(root, child.pid, os.getuid()) is None
 
 
 def test_tree_owners_read_status_cmdline_and_cgroup(tmp_path: Path) -> None:
-    from hwinfo.collect.gpu.processes import ProcessOwner, tree_owners
+    from hwinfo.collect.gpu.owners import ProcessOwner, tree_owners
 
     root = _tree(tmp_path, 11, HOSTILE["huge"])  # a hostile cgroup: the user stays
     (tmp_path / "proc/11/status").write_text("Name:\tpython3\nUid:\t1234\t1234\t1234\t1234\n")
@@ -124,21 +139,32 @@ def test_live_owner_carries_the_attribution() -> None:
     assert owner is not None and owner.attribution is not None
 
 
-# A kubelet log link as published (https://github.com/openshift/origin/issues/13212).
-LOG_LINK = ("synthetic-logger-0.25lps-pod_default_synth-lgr-"
-            "997599971ee6366d4a5920d25b79286ad45ff37a74494f262e3bc98d909d0a7b.log")
+def test_the_job_s_own_cgroup_in_each_hierarchy_that_has_it() -> None:
+    """A Slurm job's cgroup is job_N (every step below it), a container's its scope, a pod's
+    container its own; on v1 only the controllers whose line places the same unit."""
+    from tests.fixtures.cgroups import CASE
+
+    assert parse(CASE["slurm-v2"].text, 1000).cgroups == {
+        "unified": "/system.slice/slurmstepd.scope/job_3385"}
+    assert parse(CASE["slurm-v1-debian"].text, 0).cgroups == {"freezer": "/slurm_vm/uid_0/job_1"}
+    docker = "/docker/5dace3de0735f73d2b5048f12d41a71741a02e49668de921fdae62f7e65dc498"
+    assert parse(CASE["docker-cgroupfs-v1"].text).cgroups == dict.fromkeys(
+        ("perf_event", "freezer", "memory"), docker)
+    # containerd's v1 form sits under containerd.service in blkio, at the top in perf_event.
+    cri = parse(CASE["kubernetes-containerd-systemd-v1"].text).cgroups
+    assert cri["blkio"] == "/system.slice/containerd.service/" + cri["perf_event"][1:]
+    assert parse(CASE["kind-containerd-systemd-v2"].text).cgroups["unified"].endswith(
+        "-pod1e597579_417e_482f_bf65_5fe170c3aebd.slice/cri-containerd-a09bc17f5aa29b0dbdec9ede"
+        "5f46cf1396d2405917ab02e6f1eb1019f388396e.scope")
+    # A v1 "cpu,cpuacct" line is both controllers'; a unit or none has no cgroup to read.
+    both = parse("2:cpu,cpuacct:/slurm/uid_7/job_9/step_0/task_0\n", 7).cgroups
+    assert both == {"cpu": "/slurm/uid_7/job_9", "cpuacct": "/slurm/uid_7/job_9"}
+    assert parse(CASE["slurm-without-cgroups"].text).cgroups == {}
 
 
-def test_pod_names_come_from_the_kubelet_log_links(tmp_path: Path) -> None:
-    container = "997599971ee6366d4a5920d25b79286ad45ff37a74494f262e3bc98d909d0a7b"
-    root = _tree(tmp_path, 21, f"2:cpu:/kubepods/besteffort/pod9a18ffb8-8513-11e7-b26e-7e29fbe2a5a3/"
-                               f"{container}\n".encode())
-    assert read_attribution(root, 21).pod_name is None  # no links on this host: ids only
-    links = tmp_path / "var/log/containers"
-    links.mkdir(parents=True)
-    (links / ("other_default_x-" + "0" * 64 + ".log")).symlink_to("/nonexistent")
-    (links / LOG_LINK).symlink_to("/var/log/pods/nonexistent/0.log")  # a dangling link names too
-    found = read_attribution(root, 21)
-    assert (found.pod_namespace, found.pod_name, found.container_name) == (
-        "default", "synthetic-logger-0.25lps-pod", "synth-lgr")
-    assert found.label == "pod:default/synthetic-logger-0.25lps-pod"
+def test_a_hybrid_host_s_unified_line_counts_only_where_it_places_the_same_unit() -> None:
+    docker = "5dace3de0735f73d2b5048f12d41a71741a02e49668de921fdae62f7e65dc498"
+    same = f"4:memory:/docker/{docker}\n0::/docker/{docker}\n"
+    assert parse(same).cgroups == {"memory": f"/docker/{docker}", "unified": f"/docker/{docker}"}
+    other = f"4:memory:/docker/{docker}\n0::/system.slice/slurmstepd.scope/job_1/step_0/user\n"
+    assert parse(other).cgroups == {"memory": f"/docker/{docker}"}

@@ -1,6 +1,7 @@
 from fixtures.lscpu import lscpu_summary
 from fixtures.machines import shared_tree
 
+from hwinfo.collect.cpu import CpuCollector
 from hwinfo.collect.cpu_flags import ML_FLAGS, ml_flags
 from hwinfo.collect.cpu_info import parse_cpuinfo
 from hwinfo.collect.sysfs import Root
@@ -48,6 +49,8 @@ def test_names_are_unique() -> None:
 
 
 def test_live_flags_as_lscpu_lists_them() -> None:
-    ours = parse_cpuinfo(Root("/").read_text("proc/cpuinfo") or "")[0]
-    kernel = (ours.get("flags") or ours.get("Features", "")).split()
-    assert ml_flags(kernel) == ml_flags(lscpu_summary()["Flags"].split())
+    # What the collector reports of this machine, against util-linux's reading of it.
+    cpu = CpuCollector(Root("/")).inventory
+    listed = lscpu_summary()["Flags"].split()
+    assert set(cpu.flags) == set(listed)
+    assert cpu.ml_flags == ml_flags(listed)

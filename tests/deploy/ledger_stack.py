@@ -8,9 +8,10 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from tests.deploy.artifacts import REPO
@@ -92,16 +93,18 @@ def recorded_until(stack: Stack) -> float:
 
 @contextmanager
 def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, engine: str = "prometheus",
+        options: Mapping[str, Sequence[str]] = MappingProxyType({}),
         **rules: str) -> Iterator[tuple[Stack, dict[str, Daemon]]]:
-    """One `hwinfo serve` per host and an engine (ENGINES) with the ledger rules (texts in
-    them replaced as `rules_every_second` does), scraped enough."""
+    """One `hwinfo serve` per host (with the host's `options`, e.g. a --root) and an engine
+    (ENGINES) with the ledger rules (texts in them replaced as `rules_every_second` does),
+    scraped enough."""
     with ExitStack() as running:
         daemons = {}
         for name, scenario in hosts.items():
             path = workdir / f"{name}.json"
             path.write_text(json.dumps(scenario))
             daemons[name] = running.enter_context(
-                serving("--simulate", str(path), "--interval", "0.5"))
+                serving("--simulate", str(path), "--interval", "0.5", *options.get(name, ())))
         scraping = victoria_scraping if engine == "victoria-metrics" else prometheus_scraping
         stack = running.enter_context(scraping(
             list(daemons.values()), workdir / engine,

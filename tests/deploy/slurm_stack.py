@@ -19,6 +19,7 @@ from conftest import require, require_tool
 from tests.deploy.prometheus_stack import free_ports, wait_for
 
 NODE = "hwinfo-node"
+_GPU_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/urandom")
 
 
 @dataclass
@@ -71,8 +72,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def slurm(workdir: Path) -> Iterator[Slurm]:
-    """munged, slurmctld and slurmd running, the node idle."""
+def slurm(workdir: Path, confined: bool = False) -> Iterator[Slurm]:
+    """munged, slurmctld and slurmd running, the node idle. `confined`: jobs are confined as
+    a GPU cluster confines them (task/cgroup: a cpuset of their CPUs, their memory; and
+    jobacct_gather/cgroup, which gives each job its cpuacct cgroup), with four GPU names and
+    jobs allowed to share the node's two CPUs (--oversubscribe)."""
     munged, slurmctld, slurmd = (require_tool(t) for t in ("munged", "slurmctld", "slurmd"))
     require(os.geteuid() == 0, "a Slurm node's daemons run as root")
     require(Path("/sys/fs/cgroup").is_dir(), "no cgroup filesystem for proctrack/cgroup")
@@ -84,6 +88,7 @@ def slurm(workdir: Path) -> Iterator[Slurm]:
     key.chmod(0o600)
     socket_path = workdir / "munge" / "munge.sock"
     host = socket.gethostname().split(".")[0]
+    gpus = 4 if confined else 1
     ctld_port, slurmd_port = free_ports(2)
     conf = workdir / "slurm.conf"
     conf.write_text("\n".join([
@@ -103,7 +108,7 @@ def slurm(workdir: Path) -> Iterator[Slurm]:
         f"SlurmctldLogFile={workdir / 'log' / 'slurmctld.log'}",
         f"SlurmdLogFile={workdir / 'log' / 'slurmd.log'}",
         "ProctrackType=proctrack/cgroup",
-        "TaskPlugin=task/none",
+        f"TaskPlugin={'task/cgroup' if confined else 'task/none'}",
         "GresTypes=gpu",
         "SchedulerType=sched/builtin",
         "SelectType=select/cons_tres",
@@ -111,14 +116,18 @@ def slurm(workdir: Path) -> Iterator[Slurm]:
         "ReturnToService=2",
         "SlurmdParameters=config_overrides",  # two CPUs, whatever the host has
         "DefMemPerCPU=10",  # else a job takes all the node's memory and the next one waits
-        "JobAcctGatherType=jobacct_gather/none",
+        f"JobAcctGatherType={'jobacct_gather/cgroup' if confined else 'jobacct_gather/none'}",
         "AccountingStorageType=accounting_storage/none",
-        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs=2 RealMemory=100 Gres=gpu:1 State=UNKNOWN",
-        f"PartitionName=gpu Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
+        f"NodeName={NODE} NodeAddr=127.0.0.1 CPUs=2 RealMemory=100 Gres=gpu:{gpus} State=UNKNOWN",
+        f"PartitionName=gpu Nodes={NODE} Default=YES MaxTime=INFINITE State=UP"
+        + (" OverSubscribe=YES" if confined else ""),
         "",
     ]))
-    (workdir / "gres.conf").write_text(f"NodeName={NODE} Name=gpu File=/dev/null\n")
-    (workdir / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n")
+    # A GPU is a name only: each its own character device nothing opens.
+    (workdir / "gres.conf").write_text("".join(f"NodeName={NODE} Name=gpu File={device}\n"
+                                               for device in _GPU_FILES[:gpus]))
+    (workdir / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n" + (
+        "ConstrainCores=yes\nConstrainRAMSpace=yes\n" if confined else ""))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     stack = Slurm(conf, workdir / "log")
     with ExitStack() as running:

@@ -79,6 +79,19 @@ def test_the_scrape_config_is_valid_and_loads_the_alerts_and_the_ledger() -> Non
     assert targets and all(t.endswith(":9110") for t in targets), targets
 
 
+def test_the_scrape_config_takes_a_trial_lab_s_5_second_interval(tmp_path: Path) -> None:
+    """docs/ledger-commands.md's trial lab scrapes every 5 s: promtool must accept the file
+    with only that changed (a scrape_timeout above the interval is refused)."""
+    text, changed = re.subn(r"^  scrape_interval: 15s$", "  scrape_interval: 5s",
+                            SCRAPE_CONFIG.read_text(), flags=re.MULTILINE)
+    assert changed == 1
+    for rules in ("prometheus.yml", "hwinfo-alerts.yml", "hwinfo-ledger.yml"):
+        (tmp_path / rules).write_text(text if rules == "prometheus.yml"
+                                      else (REPO / "prometheus" / rules).read_text())
+    output = promtool("check", "config", str(tmp_path / "prometheus.yml"))
+    assert "SUCCESS: 2 rule files found" in output, output
+
+
 # The commented-out TLS and basic auth lines of prometheus.yml, once uncommented.
 _TLS_AND_AUTH = re.compile(
     r"^(\s*)# (scheme: https|tls_config:|  ca_file: .*|basic_auth:|  username: .*|  password_file: .*)$",

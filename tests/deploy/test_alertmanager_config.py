@@ -39,6 +39,21 @@ def test_amtool_accepts_the_configuration() -> None:
         (["alertname=HwinfoGpuLost", "user=erin"], "admins"),
         # Without a user there is nobody to tell but the admins.
         (["alertname=HwinfoGpuIdleHeld"], "admins"),
+        # Holders that are not people: containers and pods charged for root's processes,
+        # root, an owner hwinfo could not read, a UID without a name (as hwinfo names them).
+        *((["alertname=HwinfoGpuIdleHeld", f"user={holder}", *labels], "admins")
+          for holder, labels in [
+              ("docker:95ea86131114", ["container_id=95ea86131114" + "0" * 52]),
+              ("podman:3f1c2a9d0b7e", []),
+              ("containerd:7d2f4c1b9e0a", []),
+              ("cri-o:0a1b2c3d4e5f", []),
+              ("pod:0125ec2f-7e4b-4a9c-8d3e-55a1b2c3d4e5",
+               ["pod_uid=0125ec2f-7e4b-4a9c-8d3e-55a1b2c3d4e5"]),
+              ("root", []), ("(unknown)", []), ("nobody", []), ("1234", []),
+          ]),
+        # A person in a Slurm job is still that person; a name that only starts like root's.
+        (["alertname=HwinfoGpuIdleHeld", "user=carol", "slurm_job=4242"], "gpu-holder"),
+        (["alertname=HwinfoGpuIdleHeld", "user=rootkit-lab"], "gpu-holder"),
         (["alertname=HwinfoGpuLost", "gpu=0"], "admins"),
     ],
 )

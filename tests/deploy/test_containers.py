@@ -15,26 +15,14 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from conftest import require, require_tool
 
+from tests.deploy.container_stack import docker_image, dockerd, rootfs
 from tests.deploy.prometheus_stack import wait_for
-
-
-def _rootfs(bundle: Path) -> None:
-    """`sleep` and the libraries it loads: all the container needs."""
-    sleep = shutil.which("sleep")
-    assert sleep is not None
-    libraries = re.findall(r"(/\S+)", subprocess.run(["ldd", sleep], capture_output=True,
-                                                     text=True, check=True).stdout)
-    for source in [sleep, *libraries]:
-        target = bundle / "rootfs" / source.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(source, target)
-    (bundle / "rootfs" / "proc").mkdir()
 
 
 def _container(runc: str, state: Path, bundle: Path, name: str, cgroup: str) -> int:
@@ -61,37 +49,8 @@ def _container(runc: str, state: Path, bundle: Path, name: str, cgroup: str) -> 
     return wait_for(f"container {name}", pid)
 
 
-@contextmanager
-def _dockerd(workdir: Path) -> Iterator[list[str]]:
-    """A Docker daemon of its own (socket, data, no bridge or iptables); yields the client's
-    command line."""
-    dockerd, docker = require_tool("dockerd"), require_tool("docker")
-    workdir.mkdir(parents=True)
-    sock = workdir / "docker.sock"
-    with (workdir / "dockerd.log").open("wb") as log:
-        daemon = subprocess.Popen(
-            [dockerd, f"--data-root={workdir / 'data'}", f"--exec-root={workdir / 'exec'}",
-             f"--pidfile={workdir / 'dockerd.pid'}", f"--host=unix://{sock}",
-             "--iptables=false", "--bridge=none"], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    client = [docker, f"--host=unix://{sock}"]
-    try:
-        wait_for("dockerd", lambda: subprocess.run([*client, "version"], capture_output=True,
-                                                  timeout=10, check=False).returncode == 0,
-                 timeout=60)
-        yield client
-    finally:
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
-
-
-def _docker_container(client: list[str], rootfs: Path) -> tuple[str, int]:
-    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True)
-    subprocess.run([*client, "import", "-", "hwinfo-sleep:test"], input=tar.stdout,
-                   capture_output=True, check=True, timeout=60)
+def _docker_container(client: list[str], root: Path) -> tuple[str, int]:
+    docker_image(client, root, "hwinfo-sleep:test")
     cid = subprocess.run([*client, "run", "--detach", "--network=none", "hwinfo-sleep:test",
                           shutil.which("sleep") or "sleep", "600"], capture_output=True, text=True, check=True,
                          timeout=60).stdout.strip()
@@ -107,11 +66,11 @@ def containers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, o
     workdir = tmp_path_factory.mktemp("containers")
     state, bundle = workdir / "state", workdir / "bundle"
     bundle.mkdir()
-    _rootfs(bundle)
+    rootfs(bundle)
     pod_container, pod_uid = secrets.token_hex(32), str(uuid.uuid4())
     name = f"hwinfo-pod-{os.getpid()}"
     with ExitStack() as running:
-        client = running.enter_context(_dockerd(workdir / "docker"))
+        client = running.enter_context(dockerd(workdir / "docker"))
         docker_id, docker_pid = _docker_container(client, bundle / "rootfs")
         running.callback(subprocess.run, [*client, "rm", "--force", docker_id],
                          capture_output=True, timeout=60, check=False)
@@ -151,6 +110,24 @@ def test_report_names_the_containers_and_charges_them_not_root(containers) -> No
         "pod", containers["pod_uid"], "besteffort", containers["pod_container"])
     users = {u["user"] for u in document["gpu"]["users"]}
     assert users == {f"docker:{containers['docker_id'][:12]}", f"pod:{containers['pod_uid']}"}
+
+
+
+def test_each_container_s_own_cgroup_is_read(containers) -> None:
+    """The container's and the pod container's CPU time and memory, from their own cgroups
+    (Docker's /docker/<id>, runc's /kubepods/besteffort/pod<uid>/<id>): the kernel's files."""
+    scenario = _scenario(containers["workdir"], containers["pids"])
+    done = _hwinfo("report", "--simulate", str(scenario), "--root", "/", "--format", "json")
+    jobs = {j["container_id"]: j for j in json.loads(done.stdout)["jobs"]}
+    pod = f"/kubepods/besteffort/pod{containers['pod_uid']}/{containers['pod_container']}"
+    for cid, cgroup in ((containers["docker_id"], f"/docker/{containers['docker_id']}"),
+                        (containers["pod_container"], pod)):
+        job = jobs[cid]
+        assert (job["cgroup"], job["cgroup_version"]) == (cgroup, 1)
+        usage = Path(f"/sys/fs/cgroup/cpuacct{cgroup}/cpuacct.usage").read_text()
+        assert 0 < job["cpu_seconds"] <= int(usage) / 1e9  # read before the test's own read
+        assert job["memory_used_bytes"] > 0
+    assert jobs[containers["pod_container"]]["pod_uid"] == containers["pod_uid"]
 
 
 def test_metrics_charge_the_containers(containers) -> None:

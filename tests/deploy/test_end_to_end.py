@@ -9,6 +9,8 @@ in the expressions of the matching alerts. Alert expressions are evaluated direc
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +21,8 @@ from typing import Any
 import pytest
 from conftest import require_tool
 
+from hwinfo.model.claims import Request
+from hwinfo.run.claimdir import Directory
 from tests.deploy.artifacts import (
     LABEL_VALUES,
     METRIC_NAME,
@@ -39,7 +43,8 @@ from tests.deploy.prometheus_stack import (
 )
 from tests.exporter.serving import serving
 from tests.fixtures.cgroups import attributed_tree
-from tests.fixtures.machines import shared_tree
+from tests.fixtures.job_cgroups import SLURM_V2, write_host
+from tests.fixtures.machines import MACHINES, shared_tree, write_tree
 
 SCRAPES_BEFORE_QUERYING = 3  # so that rate() and increase() over [1m] have samples
 
@@ -183,12 +188,35 @@ def test_every_metric_name_in_grafana_and_prometheus_is_exported(
             check=True, capture_output=True, timeout=60,
         )
         exported |= scraped_names(textfile.read_text())
-    # Series per job, pod and container exist where a GPU process's cgroup names one.
-    attributed = subprocess.run(
-        [sys.executable, "-m", "hwinfo", "export", "--simulate", "workstation-geforce", "--root",
-         str(attributed_tree(tmp_path / "attributed")), "--textfile", "-"],
-        check=True, capture_output=True, text=True, timeout=60)
+    # Series per job, pod and container exist where a GPU process's cgroup names one, and a
+    # claim's where `hwinfo run` holds a GPU.
+    claims = tmp_path / "claims"
+    claims.mkdir(mode=0o1777)
+    report = subprocess.run(
+        [sys.executable, "-m", "hwinfo", "report", "--simulate", "workstation-geforce",
+         "--format", "json"], check=True, capture_output=True, text=True, timeout=60)
+    directory = Directory(str(claims))
+    claim = directory.add(".claim", Request(1, None, None, False), ["python", "train.py"],
+                          [json.loads(report.stdout)["gpu"]["gpus"][0]["uuid"]])
+    try:
+        attributed = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "export", "--simulate", "workstation-geforce",
+             "--root", str(attributed_tree(tmp_path / "attributed")), "--textfile", "-"],
+            check=True, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "HWINFO_CLAIMS_DIR": str(claims)})
+    finally:
+        claim.release()
+        directory.close()
     exported |= scraped_names(attributed.stdout)
+    # A job's own resources, where its cgroup keeps them (a Slurm job on cgroup v2).
+    jobs = write_host(SLURM_V2, write_tree(MACHINES["x86-2s-smt"], tmp_path / "jobs"))
+    scenario = tmp_path / "job.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "a Slurm job", "gpus": [
+        {"board": "A100-SXM4-80GB", "processes": [{"pid": SLURM_V2.pid, "used_memory_mib": 1024}]}]}))
+    job = subprocess.run([sys.executable, "-m", "hwinfo", "export", "--simulate", str(scenario),
+                          "--root", str(jobs), "--textfile", "-"],
+                         check=True, capture_output=True, text=True, timeout=60)
+    exported |= scraped_names(job.stdout)
     assert all(METRIC_NAME.fullmatch(name) for name in exported if name.startswith("hwinfo"))
     used = metric_names_used()
     assert len(used) > 50

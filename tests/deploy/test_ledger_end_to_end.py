@@ -137,9 +137,9 @@ def test_fleet_offers_the_free_gpu_and_only_it(stack: Stack) -> None:
     assert {host["state"] for host in document["hosts"]} == {"up"}
     assert all("gpus" not in host for host in document["hosts"])
     free = [(h["instance"], g["index"]) for h in listing["hosts"] for g in h["gpus"] if g["free"]]
-    assert len(free) == 1 and free[0][1] == "1"
+    assert len(free) == 1 and free[0][1] == 1
     assert [(fit["instance"], fit["gpu"], fit["kind"]) for fit in document["fits"]] == [
-        (free[0][0], "1", "gpu")]
+        (free[0][0], 1, "gpu")]
     # The engine's places are the listing's, for every size (the lab stands still).
     for size in (2**30, 9 * 2**30, 10 * 2**30, 20 * 2**30, 40 * 2**30):
         fits = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", f"{size}B")
@@ -165,8 +165,12 @@ def test_fleet_text_names_holders(stack: Stack) -> None:
     assert "fits now" not in done.stdout
     fits = hwinfo("fleet", "--prometheus", stack.prometheus, "--need-memory", "40GiB")
     assert fits.returncode == 0, fits.stderr
-    assert "3 hosts: 3 up\n\nWhere 40.0 GiB fits now" in fits.stdout
-    assert "erin" not in fits.stdout  # the fits, not the listing
+    # alice's host and carol's are up and full: they are listed as offering nothing.
+    assert "3 hosts: 3 up\n  offering nothing now:\n" in fits.stdout
+    assert len(re.findall(r"^    127\.0\.0\.1:\d+  up, nothing that fits$", fits.stdout,
+                          re.MULTILINE)) == 2, fits.stdout
+    assert "\n\nWhere 40.0 GiB fits now" in fits.stdout
+    assert "HOLDERS" not in fits.stdout and "erin 8.79 GiB" not in fits.stdout  # not the listing
 
 
 def fleet_once_host_is(stack: Stack, state: str) -> Any:
@@ -181,7 +185,7 @@ def fleet_once_host_is(stack: Stack, state: str) -> Any:
 def test_a_host_that_stops_answering_is_down_and_never_free(tmp_path: Path) -> None:
     with lab(tmp_path, {"idle": LAB["idle"]}) as (running, daemons):
         first = answer("fleet", "--prometheus", running.prometheus, "--need-memory", "1GiB")
-        assert [fit["gpu"] for fit in first["fits"]] == ["1"]
+        assert [fit["gpu"] for fit in first["fits"]] == [1]
         os.kill(daemons["idle"].pid, signal.SIGSTOP)  # scrapes now time out
         try:
             assert fleet_once_host_is(running, "down")["fits"] == []
@@ -238,7 +242,8 @@ _README_EXAMPLE = re.compile(r"```text\n\$ (hwinfo (?:usage|fleet) --prometheus 
 _MASKS = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"), "<time>"),
     (re.compile(r"127\.0\.0\.1:\d+"), "<host>"),
-    (re.compile(r"(?<![\d.])\d+\.\d(?![\d.]| GiB| MiB)"), "<h>"),  # hours and kWh, not sizes
+    # Hours and kWh (those not 0 but under 0.1 as "<0.1"), not sizes.
+    (re.compile(r"(?<![\d.<])<?\d+\.\d(?![\d.]| GiB| MiB)"), "<h>"),
     (re.compile(r"\d+%(?=\s+\S+ GiB\s+<h>$)"), "<%>"),
 ]
 

@@ -1,8 +1,9 @@
-"""`hwinfo serve` as a real subprocess on a free loopback port, for the daemon's tests."""
+"""`hwinfo serve` (or `hwinfo board`) as a real subprocess on a free loopback port."""
 
 from __future__ import annotations
 
 import re
+import ssl
 import subprocess
 import sys
 import threading
@@ -24,15 +25,15 @@ class Daemon(str):
 
 @contextmanager
 def serving(*args: str, ready: bool = True, scheme: str = "http",
-            env: dict[str, str] | None = None) -> Iterator[Daemon]:
-    """Start the daemon with these arguments (and environment); yields its base URL; stops it
-    after."""
+            env: dict[str, str] | None = None, command: str = "serve") -> Iterator[Daemon]:
+    """Start the daemon (`command`: serve, or board with ready=False: it has no /-/ready) with
+    these arguments (and environment); yields its base URL; stops it after."""
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "hwinfo",
-            "serve",
+            command,
             "--address",
             "127.0.0.1",
             "--port",
@@ -52,11 +53,11 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
         while port is None and time.monotonic() < deadline:
             line = proc.stderr.readline()
             if not line:
-                raise AssertionError(f"hwinfo serve exited with {proc.wait()}")
+                raise AssertionError(f"hwinfo {command} exited with {proc.wait()}")
             start_up.append(line)
             if match := _LISTENING.search(line):
                 port = int(match.group(2))
-        assert port is not None, "hwinfo serve did not say where it listens"
+        assert port is not None, f"hwinfo {command} did not say where it listens"
         url = Daemon(f"{scheme}://127.0.0.1:{port}")
         url.pid, url.proc, url.log = proc.pid, proc, start_up
         # Keep reading the log, or a chatty daemon would block on a full pipe.
@@ -71,10 +72,10 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError("hwinfo serve did not stop on SIGTERM") from None
+            raise AssertionError(f"hwinfo {command} did not stop on SIGTERM") from None
         # As a shell reports a command SIGTERM ended (README: exit status).
         assert not running or proc.returncode == 143, (
-            f"hwinfo serve exited with {proc.returncode} on SIGTERM")
+            f"hwinfo {command} exited with {proc.returncode} on SIGTERM")
 
 
 def wait_ready(url: str, timeout: float = 60) -> None:
@@ -92,11 +93,13 @@ def wait_ready(url: str, timeout: float = 60) -> None:
 
 
 def get(
-    url: str, headers: dict[str, str] | None = None, timeout: float = 60
+    url: str, headers: dict[str, str] | None = None, timeout: float = 60,
+    context: ssl.SSLContext | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, body) of a GET; `context` for https."""
     request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()

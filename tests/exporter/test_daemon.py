@@ -24,7 +24,7 @@ from fixtures.processes import nvml_hangs
 from prometheus_client.parser import text_string_to_metric_families
 
 from hwinfo import sim
-from hwinfo.exporter.http import _RELOAD_INTERVAL as RELOAD_INTERVAL
+from hwinfo.exporter.http.reload import _POLL_INTERVAL as RELOAD_INTERVAL
 
 from .serving import get, serving
 
@@ -173,6 +173,33 @@ def test_hung_nvml_call_keeps_scrapes_fast_and_shows_staleness(tmp_path: Path) -
     assert threads < 20  # no pile-up behind the hung call
 
 
+def _scraped_when(url: str, seconds: float, name: str, **labels: str) -> dict[str, Any]:
+    """The daemon's metrics once `name` with these labels is 1, scraped until then; the test
+    fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        metrics = scrape(url)
+        if _value(metrics, name, **labels) == 1.0:
+            return metrics
+        time.sleep(0.1)
+    pytest.fail(f"{name} {labels} not 1 within {seconds:g} s")
+
+
+def test_a_gpu_sample_two_intervals_late_is_stalled_before_its_deadline(tmp_path: Path) -> None:
+    """NVML hangs in the third sample; the daemon would wait 600 s for it (--nvml-timeout).
+    Two sampling intervals (1 s) into that sample its GPU data is flagged stalled, so that
+    the ledger stops charging the GPU then, and the last GPU data is still served."""
+    doc = scenario("cloud-t4")
+    doc["faults"] = [{"call": "nvmlDeviceGetPowerUsage", "delay_seconds": 600, "after_samples": 2}]
+    path = tmp_path / "hang.json"
+    path.write_text(json.dumps(doc))
+    with serving("--simulate", str(path), "--interval", "0.5", "--nvml-timeout", "600") as url:
+        # A tenth of NVML's deadline: only the early flag comes in time.
+        metrics = _scraped_when(url, 60, "hwinfo_collection_stalled", source="gpu")
+        assert _value(metrics, "hwinfo_gpu_temperature_celsius") is not None
+        assert _value(metrics, "hwinfo_collection_stalled", source="cpu") == 0.0
+
+
 def _hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hwinfo", *args], capture_output=True, text=True,
                           timeout=60, check=False)
@@ -283,22 +310,6 @@ def test_tls_and_basic_auth(tmp_path: Path, pki: Any) -> None:
             capture_output=True, text=True, check=True,
         ).stdout
         assert "Tesla T4" in out
-
-
-def _maps_openssl(pid: int) -> bool:
-    """Whether the process has OpenSSL's libraries mapped (ssl and hashlib load them)."""
-    maps = Path(f"/proc/{pid}/maps").read_text()
-    return "libcrypto" in maps or "libssl" in maps
-
-
-def test_a_plain_daemon_maps_no_openssl_and_a_tls_one_does(tmp_path: Path, pki: Any) -> None:
-    # ssl, hashlib and bcrypt are about 6 MiB of a 28 MiB daemon that serves plain HTTP.
-    with serving("--simulate", "dgx-a100-mig") as url:
-        assert scrape(url)  # a scrape served: the daemon is fully up
-        assert not _maps_openssl(url.pid)
-    with serving("--simulate", "cloud-t4", "--web-config", str(_web_config(tmp_path, pki, b"x")),
-                 ready=False, scheme="https") as url:
-        assert _maps_openssl(url.pid)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import xml.etree.ElementTree as ET
 
-from conftest import CAPTURES, require
+from conftest import XML_CAPTURES, needs
 from fuzz.mutations import fuzz_settings, one_line_or_valid
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,7 +18,7 @@ from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
 from hwinfo.sim.scenario import parse_scenario
 from hwinfo.sim.scenario_model import ScenarioError
 
-DUMPS = {path.name: path.read_bytes() for path in sorted(CAPTURES.glob("*.xml"))}
+DUMPS = {path.name: path.read_bytes() for path in XML_CAPTURES}
 # What nvidia-smi prints in place of values, and values no GPU has.
 TEXTS = st.one_of(
     st.sampled_from(["N/A", "[Not Supported]", "[N/A]", "Requested functionality has been deprecated",
@@ -60,16 +60,14 @@ def mutated_dump(draw: st.DrawFn) -> tuple[str, bytes]:
     return name, ET.tostring(root)
 
 
-def test_the_captures_are_there() -> None:
-    require(bool(DUMPS), f"no nvidia-smi captures in {CAPTURES}")
-
-
+@needs(XML_CAPTURES)
 @fuzz_settings(150)
 @given(mutated_dump())
 def test_a_mutated_capture_imports_or_is_refused_in_one_line(dump: tuple[str, bytes]) -> None:
     imports(dump[1], dump[0])
 
 
+@needs(XML_CAPTURES)
 @fuzz_settings(100)
 @given(st.sampled_from(sorted(DUMPS)), st.integers(0, 10**9), st.binary(max_size=64))
 def test_a_truncated_or_spliced_capture_is_refused_in_one_line(name: str, cut: int, junk: bytes) -> None:

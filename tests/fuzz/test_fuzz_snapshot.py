@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hwinfo.health.evaluate import evaluate
-from hwinfo.health.render import render_text as render_findings
 from hwinfo.health.thresholds import Thresholds
 from hwinfo.model.serialize import SchemaError, snapshot_from_document
+from hwinfo.render.check import render_text as render_findings
 from hwinfo.render.json import render_json
 from hwinfo.render.text.report import render_text
 from hwinfo.render.text.style import Style

@@ -22,15 +22,17 @@ def place(host: dict[str, str], gpu: str, kind: str, memory: float, **labels: st
 
 
 class _Engine:
-    """Answers fits's queries: host a up and fresh, host b stale; GPU 1 of a in MIG mode,
-    GPU 2 of a lost; GPUs 0 to 3 of each host A100s (GPU 0 of host a once under a shorter
-    name), GPU 4 of host a a T4; and these places for the queries of fit_queries()."""
+    """Answers fits's queries, each by what it asks (what each query means, Prometheus's own
+    engine checks in tests/deploy/test_fits_promql.py and test_fleet_promql.py): host a up
+    and fresh, host b stale; GPU 1 of a in MIG mode, GPU 2 of a lost; GPUs 0 to 3 of each host
+    A100s (GPU 0 of host a once under a shorter name), GPU 4 of host a a T4; and these places
+    for the whole GPUs of `need` bytes (the MIG queries answer none)."""
 
     url = "http://prometheus.test"
 
-    def __init__(self, places: list[Sample]) -> None:
+    def __init__(self, places: list[Sample], need: int) -> None:
         self.places = places
-        self.asked: list[str] = []
+        self.need = need
         self.up_age = 1.0
         self.models = [Sample({**host, "gpu": str(gpu), "uuid": f"GPU-{gpu}", "name": A100}, 1)
                        for host in (UP, STALE) for gpu in range(4)]
@@ -38,13 +40,15 @@ class _Engine:
                         Sample({**UP, "gpu": "4", "uuid": "GPU-4", "name": "Tesla T4"}, 1)]
 
     def queries(self, exprs: list[str], at: float) -> list[list[Sample]]:
-        self.asked = exprs
         hosts = [Sample({**UP, "measure": m}, v)
                  for m, v in (("seen", 1), ("up", 1), ("age", self.up_age))]
         hosts += [Sample({**STALE, "measure": m}, v) for m, v in (("seen", 1), ("up", 1), ("age", 600))]
         flags = [Sample({**UP, "gpu": "1", "__name__": "hwinfo_gpu_mig_enabled"}, 1),
                  Sample({**UP, "gpu": "2", "__name__": "hwinfo_gpu_lost"}, 1)]
-        return [hosts, flags, self.models, self.places] + [[] for _ in exprs[4:]]
+        whole, mig = fit_queries(self.need)
+        # A query this engine does not know (another size, say) is a KeyError.
+        return [{HOSTS: hosts, FLAGS: flags, MODELS: self.models, whole: self.places, mig: []}[expr]
+                for expr in exprs]
 
 
 def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
@@ -60,7 +64,7 @@ def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
         place(UP, "3", "kernel", 70 * GIB),  # no kind of fit
         place(UP, "5", "gpu", 70 * GIB),  # no hwinfo_gpu_info: nothing names it
         place(UP, "3", "gpu", 8 * GIB),  # too small, though the engine offers it
-    ])
+    ], 9 * GIB)
     found = fits(engine, 1000.0, 9 * GIB)  # type: ignore[arg-type]
     assert [(f.gpu, f.kind, f.memory_bytes / GIB, f.profile, f.mig_uuid, f.uuid, f.model)
             for f in found.fits or []] == [
@@ -69,25 +73,25 @@ def test_only_places_their_host_and_gpu_can_take_are_offered() -> None:
         ("0", "gpu", 70, None, None, "GPU-0", A100)]
     assert [(h.instance, h.state, h.gpus) for h in found.hosts] == [
         ("a:9110", "up", []), ("b:9110", "stale", [])]
-    assert engine.asked == [HOSTS, FLAGS, MODELS, *fit_queries(9 * GIB)]
 
 
 def test_the_size_reaches_the_engine_and_the_model_is_matched_here() -> None:
-    engine = _Engine([place(UP, "4", "gpu", 70 * GIB), place(UP, "3", "gpu", 70 * GIB)])
+    engine = _Engine([place(UP, "4", "gpu", 70 * GIB), place(UP, "3", "gpu", 70 * GIB)], 40 * GIB)
     found = fits(engine, 1000.0, 40 * GIB, re.compile("a100", re.IGNORECASE))  # type: ignore[arg-type]
     assert [f.gpu for f in found.fits or []] == ["3"]
-    assert all(f"{40 * GIB}" in expr for expr in engine.asked[3:])
+    with pytest.raises(KeyError):  # the places of 40 GiB are not asked for another size
+        fits(engine, 1000.0, 41 * GIB)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("memory", [-1.0, 2.0**60])
 def test_memory_no_gpu_can_have_is_refused(memory: float) -> None:
     with pytest.raises(LedgerError, match="cannot be a GPU's"):
-        fits(_Engine([place(UP, "0", "gpu", memory)]), 1000.0, GIB)  # type: ignore[arg-type]
+        fits(_Engine([place(UP, "0", "gpu", memory)], GIB), 1000.0, GIB)  # type: ignore[arg-type]
 
 
 
 def test_a_host_whose_gpu_data_is_from_the_future_is_stale() -> None:
-    engine = _Engine([place(UP, "0", "gpu", 70 * GIB)])
+    engine = _Engine([place(UP, "0", "gpu", 70 * GIB)], GIB)
     engine.up_age = -1e300  # a clock that far off: when the data is from is unknown
     found = fits(engine, 1000.0, GIB)  # type: ignore[arg-type]
     assert [(h.instance, h.state) for h in found.hosts] == [("a:9110", "stale"), ("b:9110", "stale")]

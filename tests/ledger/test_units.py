@@ -1,10 +1,11 @@
-"""The ledger's parsers of what a person types: durations, times and sizes."""
+"""The ledger's parsers of what a person types (durations, times and sizes) and its writers
+of durations and figures for people."""
 
 from __future__ import annotations
 
 import pytest
 
-from hwinfo.ledger.units import duration_seconds, size_bytes, unix_time
+from hwinfo.ledger.units import duration_seconds, duration_text, figure, size_bytes, unix_time
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -54,3 +55,22 @@ def test_sizes(text: str, expected: int) -> None:
 def test_bad_sizes(text: str) -> None:
     with pytest.raises(ValueError):
         size_bytes(text)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (30 * 86400, "30d"), (30 * 86400 - 7200, "29d22h"), (5400, "1h30m"), (3605.4, "1h5s"),
+    (60, "1m"), (59.9996, "1m"), (1.5, "1s500ms"), (0.001, "1ms"), (0, "0s"),
+    (2_591_999.9999999, "30d"),  # until - since of two float times
+])
+def test_durations_are_written_as_since_takes_them(seconds: float, text: str) -> None:
+    assert duration_text(seconds) == text
+    assert text == "0s" or duration_seconds(text) == pytest.approx(seconds, abs=0.5)
+
+
+@pytest.mark.parametrize(("value", "decimals", "text"), [
+    (0.0, 1, "0.0"), (0.047, 1, "<0.1"), (0.05, 1, "0.1"), (12.34, 1, "12.3"),
+    (0.001, 2, "<0.01"), (0.118, 2, "0.12"), (1e-300, 1, "<0.1"),
+])
+def test_a_figure_that_is_not_zero_is_never_written_as_zero(value: float, decimals: int,
+                                                             text: str) -> None:
+    assert figure(value, decimals) == text

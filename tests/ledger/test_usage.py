@@ -13,11 +13,11 @@ from hwinfo.ledger import queries, rollup
 from hwinfo.ledger.prices import Prices
 from hwinfo.ledger.prometheus import LedgerError, RuleGroup, Sample
 from hwinfo.ledger.queries import GPUS_ROLLUP
+from hwinfo.ledger.units import duration_seconds
 from hwinfo.ledger.usage import (
     MAX_SERIES,
     QUERIES_AT_ONCE,
     WindowError,
-    _advice,
     _models,
     _rolled_gpus,
     _rows,
@@ -67,59 +67,6 @@ def test_rows_add_up_and_accounted_time_is_held_but_neither_busy_nor_idle() -> N
     assert total.unpriced_models == {"Tesla T4"} and total.peak_memory_bytes == 2**30
 
 
-PROFILES = [
-    *(sample("profile_memory", mib * 2**20, model=A100, profile=name)
-      for name, mib in (("1g.10gb", 9856), ("3g.40gb", 40192), ("7g.80gb", 80896))),
-    *(sample("profile_share", share, model=A100, profile=name)
-      for name, share in (("1g.10gb", 1 / 7), ("3g.40gb", 3 / 7), ("7g.80gb", 1.0))),
-]
-
-
-HOLD = {"user": "ann", "model": A100, "instance": "h:9110", "gpu": "0"}
-
-
-@pytest.mark.parametrize(("peak_mib", "utilization", "verdict", "profile"), [
-    (9000, 0.0, "release", None),       # idle: give it back, whatever its size
-    (9000, 0.3, "profile", "3g.40gb"),  # small but 30 % busy: 1/7 of the compute would not do
-    (20000, 0.1, "profile", "3g.40gb"),  # too big for a 1g.10gb
-    (60000, 0.1, "none", None),         # only the whole GPU holds it: no advice
-    (9000, 0.9, "none", None),          # too busy for any slice
-])
-def test_advice_takes_the_smallest_profile_that_holds_memory_and_activity(
-        peak_mib: int, utilization: float, verdict: str, profile: str | None) -> None:
-    notes: list[str] = []
-    advice = _advice([sample("whole_held", 100, **HOLD),
-                      sample("whole_utilization", 100 * utilization, **HOLD),
-                      sample("whole_peak_memory", peak_mib * 2**20, **HOLD),
-                      *PROFILES], 60.0, notes)
-    assert [(a.user, a.gpu, a.verdict, a.profile) for a in advice] == [("ann", "0", verdict, profile)]
-    share = {"1g.10gb": 1 / 7, "3g.40gb": 3 / 7, None: 1.0}[profile]
-    freed = 6000 if verdict == "release" else 6000 * (1 - share)
-    assert advice[0].freed_gpu_seconds == pytest.approx(freed)
-    assert notes == []
-
-
-def test_advice_is_per_hold_not_one_lump_per_user() -> None:
-    # ann holds GPU 0 with 4 GiB at 10 % and GPU 1 with 30 GiB at 20 %: a 1g.10gb and a
-    # 3g.40gb, where one lump (30 GiB peak, 15 % mean) would ask one 3g.40gb.
-    small, big = {**HOLD, "gpu": "0"}, {**HOLD, "gpu": "1"}
-    advice = _advice([sample("whole_held", 100, **small), sample("whole_utilization", 10, **small),
-                      sample("whole_peak_memory", 4 * 2**30, **small),
-                      sample("whole_held", 100, **big), sample("whole_utilization", 20, **big),
-                      sample("whole_peak_memory", 30 * 2**30, **big), *PROFILES], 60.0, [])
-    assert sorted((a.gpu, a.profile) for a in advice) == [("0", "1g.10gb"), ("1", "3g.40gb")]
-
-
-def test_advice_without_profile_data_gives_no_verdict_and_says_so_once() -> None:
-    notes: list[str] = []
-    holds = [{**HOLD, "user": u, "model": "Tesla T4"} for u in ("a", "b")]
-    advice = _advice([sample("whole_held", 1, **h) for h in holds]
-                     + [sample("whole_utilization", 0.5, **h) for h in holds]
-                     + [sample("whole_peak_memory", 1, **h) for h in holds], 60.0, notes)
-    assert [(a.verdict, a.profile) for a in advice] == [("no_profile_data", None)] * 2
-    assert notes == ["no MIG profile data for Tesla T4: no GPU of it exports its profiles"]
-
-
 def test_a_user_with_every_figure_zero_is_no_row() -> None:
     rows = _rows([sample("accounted", 0, user="(unknown)", gpu="0", uuid="G", instance="h", job="j"),
                   sample("held", 1, user="ann", model=A100)], "user", 60.0, None, {})
@@ -145,11 +92,13 @@ class _Recorded:
 
     url = "http://prometheus.test"
 
-    def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,)) -> None:
+    def __init__(self, samples: list[Sample], gpus: tuple[dict[str, str], ...] = (GPU,),
+                 interval: float = 60) -> None:
         self.samples = samples + [sample("gpus", 1, **{"model": A100, **gpu}) for gpu in gpus]
+        self.interval = interval
 
     def rule_groups(self) -> list[RuleGroup]:
-        return [RuleGroup("hwinfo-ledger", 60, frozenset({"hwinfo:ledger_held:share"}))]
+        return [RuleGroup("hwinfo-ledger", self.interval, frozenset({"hwinfo:ledger_held:share"}))]
 
     def query(self, expr: str, at: float) -> list[Sample]:
         """The samples for the range's one part; none for the accounting counters' query."""
@@ -173,11 +122,25 @@ def test_time_the_rules_did_not_cover_is_noted() -> None:
     ledger = usage(_Recorded([sample("evaluations", 3),  # type: ignore[arg-type]
                               sample("held", 3, user="ann", model=A100)]), 9400, 10_000, "user")
     assert ledger.covered_seconds == 180
-    assert any(n.startswith("the rules evaluated 180 s of the range's 600 s") for n in ledger.notes)
+    assert any(n.startswith("the rules evaluated 3m of the range's 10m") for n in ledger.notes)
     # Shares recorded by rules older than the count: said, not refused.
     older = usage(_Recorded([sample("held", 3, user="ann", model=A100)]),  # type: ignore[arg-type]
                   9400, 10_000, "user")
     assert older.covered_seconds is None and any("did not count" in n for n in older.notes)
+
+
+def test_a_short_range_s_whole_evaluations_are_noted() -> None:
+    """A 5 s range at rules every 4 s holds two evaluations (at 0.5 s and 4.5 s into it),
+    each counted for its whole 4 s: ann, alone on the GPU, is charged 8 GPU-s in 5 s. Said;
+    a 10 s range at 1 s rules with one evaluation more (11 s) is not worth a note."""
+    ledger = usage(_Recorded([sample("evaluations", 2), sample("held", 2, user="ann", model=A100)],
+                             interval=4), 9995, 10_000, "user")  # type: ignore[arg-type]
+    assert (ledger.covered_seconds, ledger.rows[0].held_gpu_seconds) == (8, 8)
+    assert ("the figures stand for the rules' 8s of evaluations in the range (each counts its "
+            "whole 4s), not the range's 5s") in ledger.notes
+    longer = usage(_Recorded([sample("evaluations", 11), sample("held", 11, user="ann", model=A100)],
+                             interval=1), 9990, 10_000, "user")  # type: ignore[arg-type]
+    assert not any(n.startswith("the figures stand for") for n in longer.notes)
 
 
 def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> None:
@@ -188,9 +151,9 @@ def test_a_range_that_ends_in_the_future_says_so_and_no_missed_evaluations() -> 
                               sample("held", 3, user="ann", model=A100)]),
                    now - 180, now + 600, "user")
     [ahead] = [n for n in ledger.notes if n.startswith("the range ends")]
-    seconds = ahead.removeprefix("the range ends ").removesuffix(
-        " s from now: what is still to come is in no figure")
-    assert 590 <= int(seconds) <= 600
+    seconds = duration_seconds(ahead.removeprefix("the range ends ").removesuffix(
+        " from now: what is still to come is in no figure"))
+    assert 590 <= seconds <= 600
     assert not any(n.startswith("the rules evaluated") for n in ledger.notes)
 
 
@@ -226,7 +189,7 @@ def test_each_gpu_seen_counts_once_under_either_name() -> None:
 
     ledger = usage(held(2), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
     assert ledger.total.held_gpu_seconds == 7200
-    with pytest.raises(LedgerError, match="in 3600 s of 2 GPUs cannot be"):
+    with pytest.raises(LedgerError, match="2.5 GPU-hours held in 1h of 2 GPUs cannot be"):
         usage(held(2.5), 10_000 - 3600, 10_000, "user")  # type: ignore[arg-type]
     assert _models(seen) == {("j", "h", "0", "G"): A100, ("j", "h", "1", "H"): A100}
 
@@ -255,7 +218,8 @@ def test_the_gpus_of_the_hours_come_from_the_index_over_the_roll_ups_read() -> N
 
 
 def test_no_gpu_seen_in_the_range_is_said() -> None:
-    with pytest.raises(LedgerError, match="has no hwinfo series between the two times"):
+    with pytest.raises(LedgerError, match="has no hwinfo series between 1970-01-01 01:46:40 UTC and "
+                       "1970-01-01 02:46:40 UTC"):
         usage(_Recorded([sample("evaluations", 60)], ()), 6400, 10_000, "user")  # type: ignore[arg-type]
 
 

@@ -40,3 +40,18 @@ def test_unknown_gpu_is_one_line(dgx: Snapshot, value: str, message: str) -> Non
 def test_malformed_selector(value: str) -> None:
     with pytest.raises(SelectionError, match="--gpu"):
         parse_selectors([value])
+
+
+def test_the_claims_on_the_selected_gpus_are_kept(dgx: Snapshot) -> None:
+    import dataclasses
+
+    from hwinfo.model.claims import Claim, Claims, Request
+
+    asked = Request(1, None, None, False)
+    mig = dgx.gpu.gpus[0].mig.devices[2].uuid
+    on = [Claim([dgx.gpu.gpus[7].uuid], "ann", 1, 2, 3.0, "a", None, asked),
+          Claim([mig], "bo", 1, 2, 3.0, "b", None, asked),
+          Claim([dgx.gpu.gpus[6].uuid], "cy", 1, 2, 3.0, "c", None, asked)]
+    claimed = dataclasses.replace(dgx, claims=Claims("/run/hwinfo/claims", True, on))
+    kept = select_gpus(claimed, parse_selectors(["0,7"])).claims
+    assert kept is not None and [c.user for c in kept.claims] == ["ann", "bo"]

@@ -24,6 +24,7 @@ EXPECTED = {
     "dgx-h100",
     "faults-demo",
     "h200-mig",
+    "lab-server",
     "no-driver",
     "vgpu-guest",
     "workstation-geforce",
@@ -115,11 +116,14 @@ def test_dgx_a100_mig() -> None:
     assert not gpus[7].mig.enabled
     assert max(p.used_memory_mib or 0 for p in gpus[7].processes) > 70_000
 
+    # NPS4, as a real DGX A100's nvidia-smi topo -m shows it (tests/sim/test_topology_public.py):
+    # a GPU pair per NUMA node of 16 cores, then their SMT siblings 128 CPUs on.
+    nodes = (3, 3, 1, 1, 7, 7, 5, 5)
     for g in gpus:
         assert g.nvlink_links == 12
-        assert g.numa_node == (0 if g.index < 4 else 1)
-        first = 0 if g.index < 4 else 64  # each socket: 64 cores, then their 64 SMT siblings
-        assert g.cpu_affinity == (*range(first, first + 64), *range(first + 128, first + 192))
+        assert g.numa_node is None  # nvmlDeviceGetNumaNodeId: x86 GPUs are no NUMA node
+        first = 16 * nodes[g.index]
+        assert g.cpu_affinity == (*range(first, first + 16), *range(first + 128, first + 144))
         assert g.ecc.enabled
         assert g.remapped_rows.correctable == g.remapped_rows.uncorrectable == 0
     assert any(g.ecc.aggregate.corrected > 0 for g in gpus)

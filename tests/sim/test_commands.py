@@ -11,16 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import XML_CAPTURES, each_capture, needs
 
 from hwinfo.sim import list_scenarios
 
 HWINFO = [sys.executable, "-m", "hwinfo"]
 MIB = 1 << 20
-
-
-def _captures() -> list[Path]:
-    return sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
 
 
 def _number(text: str | None) -> int | None:
@@ -38,11 +34,7 @@ def _import_and_report(dump: Path, tmp_path: Path) -> dict[str, Any]:
     return json.loads(out)["gpu"]
 
 
-def test_captures_are_there() -> None:
-    require(len(_captures()) >= 6, f"the shared captures are missing from {CAPTURES}")
-
-
-@pytest.mark.parametrize("dump", _captures(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("dump", each_capture(XML_CAPTURES))
 def test_imported_dump_reports_what_nvidia_smi_showed(dump: Path, tmp_path: Path) -> None:
     root = ET.parse(dump).getroot()
     report = _import_and_report(dump, tmp_path)
@@ -86,18 +78,16 @@ def test_imported_dump_reports_what_nvidia_smi_showed(dump: Path, tmp_path: Path
             _number(m.findtext("fb_memory_usage/total")) for m in xml_migs]
 
 
+@needs(XML_CAPTURES)
 def test_import_to_stdout_is_a_scenario(tmp_path: Path) -> None:
-    dumps = _captures()
-    require(bool(dumps), "no captures")
-    out = subprocess.run([*HWINFO, "sim", "import", str(dumps[0])],
+    out = subprocess.run([*HWINFO, "sim", "import", str(XML_CAPTURES[0])],
                          check=True, capture_output=True, text=True).stdout
     assert json.loads(out)["format"] == 1
 
 
+@needs(XML_CAPTURES)
 def test_import_dash_is_standard_output_not_a_file(tmp_path: Path) -> None:
-    dumps = _captures()
-    require(bool(dumps), "no captures")
-    result = subprocess.run([*HWINFO, "sim", "import", str(dumps[0]), "-o", "-"], cwd=tmp_path,
+    result = subprocess.run([*HWINFO, "sim", "import", str(XML_CAPTURES[0]), "-o", "-"], cwd=tmp_path,
                             check=True, capture_output=True, text=True)
     assert json.loads(result.stdout)["format"] == 1
     assert result.stderr == ""  # no "wrote -"

@@ -1,6 +1,7 @@
 """Every real capture imported and reported back, field by field, as nvidia-smi showed it.
 
-Each capture in ../shared/captures (XML dumps and whole text capture files) goes through
+Each real capture (XML dumps and whole text capture files; tests/conftest.py says where they
+come from and where they are looked for) goes through
 `hwinfo sim import`, then `hwinfo report --simulate` (the real pynvml on the simulated
 library) in a subprocess. The expected values are read from the capture here, with plain
 lookups that share nothing with the importer.
@@ -17,8 +18,8 @@ Not compared, and why:
   where the capture's `nvidia-smi -L` section names it.
 - NVLink: only the text captures hold it (`nvidia-smi nvlink -s`), and only there is it
   compared; XML dumps have no NVLink section, so it must read null.
-- users: a dump names no process owners (asserted null). The command is the process name as
-  printed where that is a Linux command line, null for a Windows path (not a command line).
+- users: a dump names no process owners (asserted null). The command (--full-command) is the
+  process name as printed: a Linux command line, or a Windows executable's path.
 - nvml_version: `-q` does not print it; a capture's `nvidia-smi --version` prints "590.48",
   not NVML's own string ("13.590.48.01"), so the import keeps the format's default.
 - xid_errors: events, not state; a dump shows none (the report's list comes from an event
@@ -47,11 +48,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTURES, require
+from conftest import (
+    CAPTURE_FILES,
+    CAPTURES,
+    TEXT_CAPTURES,
+    XML_CAPTURES,
+    each_capture,
+    require,
+    require_captures,
+)
 
-XML_DUMPS = sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
-TEXT_CAPTURES = sorted((CAPTURES / "text").glob("*.txt")) if CAPTURES.is_dir() else []
-ALL = [*XML_DUMPS, *TEXT_CAPTURES]
 MIB = 1024 * 1024
 UNAVAILABLE = re.compile(
     r"N/A|\[.*\]|Not Supported|Requested functionality has been deprecated|Not available.*"
@@ -59,7 +65,8 @@ UNAVAILABLE = re.compile(
 
 
 def test_the_captures_are_there() -> None:
-    require(len(XML_DUMPS) >= 6 and len(TEXT_CAPTURES) >= 6, f"captures missing in {CAPTURES}")
+    require_captures()
+    require(len(XML_CAPTURES) >= 6 and len(TEXT_CAPTURES) >= 6, f"captures missing in {CAPTURES}")
 
 
 # --- what the capture says: one GPU as plain values (None: nvidia-smi printed no value) ---
@@ -722,9 +729,9 @@ def _process_name(name: str | None) -> str | None:
 
 
 def _command(name: str | None) -> str | None:
-    """hwinfo's command (--full-command): a Linux name is the command line, kept whole; a
-    Windows name is only the executable's path, not a command line."""
-    return name if name and "\\" not in name else None
+    """hwinfo's command (--full-command): NVML's name kept whole, a Linux command line or a
+    Windows executable's path."""
+    return name or None
 
 
 def _unknown_board(text: str) -> str:
@@ -739,21 +746,20 @@ def _second_gpu_only(text: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-MIG_CAPTURES = [p for p in ALL if "a100" in p.name or "h100" in p.name]
+MIG_CAPTURES = [p for p in CAPTURE_FILES if "a100" in p.name or "h100" in p.name]
 VARIANTS: list[tuple[Path, Callable[[str], str] | None]] = [
-    *((p, None) for p in ALL),
+    *((p, None) for p in CAPTURE_FILES),
     # A MIG board outside the catalogue (MIG on or off) imports and reports from the dump's
     # own facts.
     *((p, _unknown_board) for p in MIG_CAPTURES),
-    *((p, _second_gpu_only) for p in ALL if p.name == "dual-rtx-a5000-v13.xml"),
+    # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml
+    *((p, _second_gpu_only) for p in CAPTURE_FILES if p.name == "dual-rtx-a5000-v13.xml"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("path", "variant"),
-    VARIANTS,
-    ids=[p.name + (f"-{v.__name__.strip('_')}" if v else "") for p, v in VARIANTS],
-)
+@pytest.mark.parametrize(("path", "variant"), each_capture([
+    pytest.param(p, v, id=p.name + (f"-{v.__name__.strip('_')}" if v else "")) for p, v in VARIANTS
+], width=2))
 def test_imported_capture_reports_what_nvidia_smi_showed(
     path: Path, variant: Callable[[str], str] | None, tmp_path: Path
 ) -> None:
@@ -842,8 +848,9 @@ def test_imported_capture_reports_what_nvidia_smi_showed(
 
 def test_accounted_processes_replay_as_the_capture_listed_them(tmp_path: Path) -> None:
     """The L40S capture's --query-accounted-apps rows (load), through the real pynvml."""
+    # https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-l40s__595.80.txt
     capture = CAPTURES / "text" / "linux-x86_64__nvidia-l40s__595.80.txt"
-    require(capture.is_file(), f"{capture} missing")
+    require_captures(capture)
     scenario = tmp_path / "l40s.json"
     assert _hwinfo("sim", "import", str(capture), "-o", str(scenario)).returncode == 0
     script = (

@@ -1,4 +1,4 @@
-"""The nvidia-smi XML importer: every real dump in ../shared/captures, and hand-written ones."""
+"""The nvidia-smi XML importer: every real dump among the captures, and hand-written ones."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from typing import Any
 
 import pynvml
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, XML_CAPTURES, each_capture, require_captures
+from fixtures.smi_dumps import dump_xml, mig_device
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
 from hwinfo.sim.importer import DumpError, import_dump, import_nvidia_smi_xml
 
-DUMPS = sorted(CAPTURES.glob("*.xml")) if CAPTURES.is_dir() else []
 NOT_AVAILABLE = re.compile(r"N/A|\[.*\]|Not Supported|Requested functionality has been deprecated")
 
 
@@ -48,11 +48,7 @@ def _number(element: ET.Element, path: str) -> int | None:
     return None if text is None else int(re.search(r"\d+", text).group())  # type: ignore[union-attr]
 
 
-def test_captures_are_there() -> None:
-    require(bool(DUMPS), f"no nvidia-smi dumps in {CAPTURES}")
-
-
-@pytest.fixture(params=DUMPS, ids=[p.name for p in DUMPS])
+@pytest.fixture(params=each_capture(XML_CAPTURES))
 def dump(request: pytest.FixtureRequest) -> tuple[ET.Element, dict[str, Any]]:
     path: Path = request.param
     text = path.read_text()
@@ -209,8 +205,9 @@ def test_every_dump_validates(dump: tuple[ET.Element, dict[str, Any]], tmp_path:
 
 
 def test_a100_capture_has_two_3g_20gb_instances() -> None:
+    # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml
     path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
-    require(path.is_file(), f"{path} is missing")
+    require_captures(path)
     (gpu,) = import_nvidia_smi_xml(path.read_text(), path.name)["gpus"]
     assert gpu["board"] == "A100-SXM4-40GB"
     assert gpu["mig"]["enabled"] is True
@@ -226,62 +223,14 @@ def test_a100_capture_has_two_3g_20gb_instances() -> None:
 # --- hand-written dumps ---
 
 
-def _put(parent: ET.Element, path: str, text: str) -> None:
-    for tag in path.split("/"):
-        child = parent.find(tag)
-        parent = ET.SubElement(parent, tag) if child is None else child
-    parent.text = text
-
-
-def _dump(
-    fields: dict[str, str],
-    mig_devices: Sequence[dict[str, str]] = (),
-    processes: Sequence[dict[str, str]] = (),
-) -> str:
-    """A one-GPU dump with the given leaves (path -> text) over a minimal valid GPU."""
-    root = ET.Element("nvidia_smi_log")
-    _put(root, "driver_version", "550.54.15")
-    _put(root, "cuda_version", "12.4")
-    _put(root, "attached_gpus", "1")
-    gpu = ET.SubElement(root, "gpu", id="00000000:07:00.0")
-    base = {"product_name": "NVIDIA A100-SXM4-80GB", "fb_memory_usage/total": "81920 MiB"}
-    for path, text in {**base, **fields}.items():
-        _put(gpu, path, text)
-    for parent_tag, child_tag, items in (
-        ("mig_devices", "mig_device", mig_devices),
-        ("processes", "process_info", processes),
-    ):
-        parent = ET.SubElement(gpu, parent_tag)
-        for item in items:
-            child = ET.SubElement(parent, child_tag)
-            for path, text in item.items():
-                _put(child, path, text)
-    return ET.tostring(root, encoding="unicode")
-
-
-def _mig_device(gi: int, ci: int, sms: int, memory: int, engines: str = "2/0/0") -> dict[str, str]:
-    decoders, jpegs, ofas = engines.split("/")
-    shared = "device_attributes/shared"
-    return {
-        "gpu_instance_id": str(gi),
-        "compute_instance_id": str(ci),
-        f"{shared}/multiprocessor_count": str(sms),
-        f"{shared}/decoder_count": decoders,
-        f"{shared}/jpg_count": jpegs,
-        f"{shared}/ofa_count": ofas,
-        "fb_memory_usage/total": f"{memory} MiB",
-        "fb_memory_usage/used": "13 MiB",
-    }
-
-
 def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
-    text = _dump(
+    text = dump_xml(
         {"mig_mode/current_mig": "Enabled", "mig_mode/pending_mig": "Enabled"},
         mig_devices=[
-            _mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
-            _mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
-            _mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
-            _mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
+            mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
+            mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
+            mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
+            mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
         ],
         processes=[
             {
@@ -317,7 +266,7 @@ def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
 
 
 def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
-    text = _dump(
+    text = dump_xml(
         {
             "product_name": "Quadro RTX 8000",  # not in the catalogue
             "product_architecture": "Ada Lovelace",
@@ -419,11 +368,11 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("product", "device", "message"),
     [
-        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 0, 42, 12345), "matches no MIG profile"),
-        ("NVIDIA A100-SXM4-80GB", _mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
+        ("NVIDIA A100-SXM4-80GB", mig_device(1, 0, 42, 12345), "matches no MIG profile"),
+        ("NVIDIA A100-SXM4-80GB", mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
         (
             "NVIDIA A100-SXM4-80GB",
-            {k: v for k, v in _mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
+            {k: v for k, v in mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
             "mig_device 0: no <device_attributes/shared/multiprocessor_count> value",
         ),
     ],
@@ -431,24 +380,25 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
 def test_mig_devices_that_cannot_be_expressed(
     product: str, device: dict[str, str], message: str
 ) -> None:
-    text = _dump({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
+    text = dump_xml({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
     with pytest.raises(DumpError, match=re.escape(message)):
         import_nvidia_smi_xml(text, "mig.xml")
 
 
-# --- issue 10: dumps as nvidia-smi showed them ---
+# --- dumps as nvidia-smi showed them ---
 
-TEXT = CAPTURES / "text"
-H100_MIG = TEXT / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
+# https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt
+H100_MIG = CAPTURES / "text" / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
 
 
 def _capture_text(path: Path) -> str:
-    require(path.is_file(), f"{path} is missing")
+    require_captures(path)
     return path.read_text()
 
 
 def test_a_dump_of_one_gpu_of_several_imports(tmp_path: Path) -> None:
     """`nvidia-smi -q -x -i 1` keeps <attached_gpus> at 2 and lists one <gpu>."""
+    # https://github.com/influxdata/telegraf/blob/58ff61d01be05ec0d4c2f57c8c89031e026fa0b9/plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml
     root = ET.fromstring(_capture_text(CAPTURES / "dual-rtx-a5000-v13.xml"))
     root.remove(root.findall("gpu")[0])
     scenario = import_dump(ET.tostring(root, encoding="unicode"), "one.xml")
@@ -460,7 +410,7 @@ def test_a_dump_of_one_gpu_of_several_imports(tmp_path: Path) -> None:
 
 def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
     """R535-R565 split GPU and module readings but keep the v12 names (power_draw)."""
-    text = _dump(
+    text = dump_xml(
         {
             "gpu_power_readings/power_draw": "71.25 W",
             "gpu_power_readings/current_power_limit": "400.00 W",
@@ -477,7 +427,7 @@ def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
         400.0,
     )
     assert gpu["power_min_limit_w"] == 100.0  # the module's stands in for an N/A GPU reading
-    module_only = import_dump(_dump({"module_power_readings/power_draw": "150.50 W"}), "grace.xml")[
+    module_only = import_dump(dump_xml({"module_power_readings/power_draw": "150.50 W"}), "grace.xml")[
         "gpus"
     ][0]
     assert module_only["power_draw_w"] == 150.5
@@ -489,7 +439,7 @@ def test_power_draw_of_drivers_535_to_565(tmp_path: Path) -> None:
 def test_absent_stays_absent_on_a_catalogue_board(tmp_path: Path) -> None:
     """A single A100 in a pass-through VM: the catalogue's 12 NVLinks, a PCIe device max
     generation and T.Limit-less thresholds must not appear from the catalogue."""
-    text = _dump(
+    text = dump_xml(
         {
             "product_name": "NVIDIA A100-SXM4-40GB",
             "pci/pci_device_id": "[REDACTED]",
@@ -520,7 +470,7 @@ def test_absent_stays_absent_on_a_catalogue_board(tmp_path: Path) -> None:
 
 def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     name = r"C:\Program Files\NVIDIA Corporation\NVIDIA App\CEF\NVIDIA Overlay.exe"
-    text = _dump(
+    text = dump_xml(
         {},
         processes=[
             {"pid": "15964", "type": "C+G", "process_name": name, "used_memory": "N/A"},
@@ -530,14 +480,31 @@ def test_windows_process_names_keep_their_spaces(tmp_path: Path) -> None:
     assert scenario["gpus"][0]["processes"][0]["name"] == name
     with _simulated(scenario, tmp_path):
         assert pynvml.nvmlSystemGetProcessName(15964) in (name, name.encode())
+    # The report names the program as Task Manager does, and --full-command keeps the
+    # path NVML gives (a Windows driver gives no command line).
+    path = tmp_path / "windows.json"
+    path.write_text(json.dumps(scenario))
+    for flags, command in (((), None), (("--full-command",), name)):
+        done = subprocess.run(
+            [sys.executable, "-m", "hwinfo", "report", "--simulate", str(path), "--format",
+             "json", *flags], capture_output=True, text=True, timeout=60, check=False,
+            env={k: v for k, v in os.environ.items() if not k.startswith("HWINFO")},
+        )
+        assert done.returncode == 0, done.stderr
+        (process,) = json.loads(done.stdout)["gpu"]["gpus"][0]["processes"]
+        assert (process["name"], process["command"]) == ("NVIDIA Overlay.exe", command)
 
 
 def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
-    """NVML's Linux process name is the whole command line (issue 20/21's VS Code and Edge):
-    the report names the program as ps does and keeps the whole string as the command."""
+    """NVML's Linux process name is the whole command line, as for VS Code and Edge in telegraf's
+    rtx-3080-v12.xml: the report names the program as ps does and keeps the whole string as the
+    command.
+
+    https://github.com/influxdata/telegraf/blob/master/plugins/inputs/nvidia_smi/testdata/rtx-3080-v12.xml
+    """
     code = "/opt/visual-studio-code/code --type=gpu-process --gpu-preferences=WAAAAAAAAAAg"
     edge = "/opt/microsoft/msedge/msedge --type=gpu-process --crashpad-handler-pid=1234"
-    text = _dump(
+    text = dump_xml(
         {},
         processes=[
             {"pid": "3001", "type": "G", "process_name": code, "used_memory": "60 MiB"},
@@ -564,13 +531,14 @@ def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
     assert report() == [("code", None), ("msedge", None)]
 
 
+def _section(label: str, command: str, lines: list[str]) -> str:
+    """One section of a capture file: its banner, which names it and its command, then lines."""
+    return "\n".join(["#" * 80, f"# {label}", f"# $ {command}", "#" * 80, *lines, ""])
+
+
 def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     """An `nvidia-smi mig -lgi` section of a capture file."""
     lines = [
-        "#" * 80,
-        "# capabilities :: mig -lgi",
-        "# $ nvidia-smi mig -lgi",
-        "#" * 80,
         "+---------------------------------------------------------+",
         "| GPU instances:                                          |",
         "| GPU   Name               Profile  Instance   Placement  |",
@@ -579,7 +547,7 @@ def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
     ]
     for name, profile_id, gi, placement in rows:
         lines.append(f"|   0  MIG {name:<14} {profile_id:>6} {gi:>8} {placement:>12}     |")
-    return "\n".join([*lines, ""])
+    return _section("capabilities :: mig -lgi", "nvidia-smi mig -lgi", lines)
 
 
 def _renumbered(text: str, ids: dict[int, int]) -> str:
@@ -647,6 +615,11 @@ def test_plain_q_text_and_capture_sections() -> None:
     listed = [ci.pop("uuid") for gi in idle["gpus"][0]["mig"]["gpu_instances"]
               for ci in gi["compute_instances"]]
     assert listed == [f"MIG-0000000{i}-0000-0000-0000-00000000000{i}" for i in range(4)]
+    # Neither lists placements (no `mig -lgi`); the paste names no profile and lists no UUID
+    # either: what each infers it says.
+    inferred = [[gi.pop("guessed") for gi in scenario["gpus"][0]["mig"]["gpu_instances"]]
+                for scenario in (idle, pasted)]
+    assert inferred == [[["placement"]] * 4, [["placement", "profile", "uuid"]] * 4]
     assert pasted["gpus"] == idle["gpus"]
     assert idle["gpus"][0]["processes"] == []
     load = import_dump(capture, "h100.txt")  # the last -q section: under load
@@ -678,22 +651,24 @@ def test_malformed_text_dumps_are_rejected(text: str, message: str) -> None:
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("row", [
-    "15727, 7² %, 8 %, 0 MiB, 5270 ms",  # digits only ASCII ones count
-    "1²3, 71 %, 8 %, 0 MiB, 5270 ms",
-    "15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms",
-    "15727, 71 %, 8 %, 0 MiB, [N/A]",
-    "garbage",
+@pytest.mark.parametrize(("row", "read"), [
+    ("15727, 71 %, 8 %, 0 MiB, 5270 ms", [(15727, 71, 8, 0, 5270)]),  # as nvidia-smi prints it
+    ("15727, 7² %, 8 %, 0 MiB, 5270 ms", [(15727, None, 8, 0, 5270)]),  # only ASCII digits count
+    ("1²3, 71 %, 8 %, 0 MiB, 5270 ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, " + "9" * 5000 + " ms", []),
+    ("15727, 71 %, 8 %, 0 MiB, [N/A]", []),
+    ("garbage", []),
 ])
-def test_accounted_rows_it_cannot_read_are_left_out(row: str) -> None:
+def test_accounted_rows_without_a_pid_and_time_it_can_read_are_left_out(
+    row: str, read: list[tuple[int | None, ...]]
+) -> None:
     from hwinfo.sim.importer_capture import parse_capture
 
-    capture = parse_capture(
-        "# load :: query-accounted-apps\n"
-        "# $ nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,max_memory_usage,time --format=csv\n"
-        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]\n"
-        f"00000000:01:00.0, {row}\n"
-    )
+    command = ("nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,"
+               "max_memory_usage,time --format=csv")
+    capture = parse_capture(_section("load :: query-accounted-apps", command, [
+        "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]",
+        f"00000000:01:00.0, {row}"]))
     apps = capture.accounted_apps("load :: query (-q)").get("00000000:01:00.0", [])
-    assert all(app.time_ms < 10**15 for app in apps)
-    assert [app.pid for app in apps] in ([], [15727])
+    assert [(a.pid, a.gpu_util_percent, a.memory_util_percent, a.max_memory_mib, a.time_ms)
+            for a in apps] == read

@@ -1,5 +1,6 @@
-"""MIG profile tables, GI id numbering, placements and capacity (facts §2-§3); each cited
-table checked by hand through the real pynvml on the simulator."""
+"""MIG profile tables, GI id numbering, placements and capacity, each as a cited listing (the
+MIG User Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/, and real `-lgip`
+listings) has it, checked by hand through the real pynvml on the simulator."""
 
 from __future__ import annotations
 
@@ -10,21 +11,24 @@ from typing import Any
 
 import pynvml as N
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, require_captures
 
 import hwinfo.sim
-from hwinfo.sim import mig_profiles as mp
+from hwinfo.mig import profiles as mp
 from hwinfo.sim.boards import BOARDS
 from hwinfo.sim.scenario import parse_scenario
 
-# facts §3: profile id -> memory MiB per board, and the profile names.
+# Profile id -> memory MiB per board, and the profile names, as `nvidia-smi mig -lgip` lists
+# them (GiB x 1024): the User Guide's tables, NVIDIA's go-nvml A100 mock, gpu-operator #903
+# (H100 NVL), mig-parted #120 (H200, R550).
 MEMORY = {
     "A100-SXM4-40GB": {19: 4864, 20: 4864, 15: 9856, 14: 9856, 9: 19968, 5: 19968, 0: 40192},
     "A100-SXM4-80GB": {19: 9856, 20: 9856, 15: 19968, 14: 19968, 9: 40192, 5: 40192, 0: 80384},
     "H100-SXM5-80GB": {19: 9984, 20: 9984, 15: 20096, 14: 20096, 9: 40448, 5: 40448, 0: 81152},
     "H100-NVL": {19: 11008, 20: 11008, 15: 22144, 14: 22144, 9: 47488, 5: 47488, 0: 95360},
-    # 2g and 3g as a real H200 on 590 shows them (issue 21); R550's: see H200_SIZES below.
-    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33024, 14: 33280, 9: 71424, 5: 71168, 0: 143104},
+    # 2g and 3g as a real H200 on 590 shows them, 1g.35gb and 4g as their twins of the same
+    # memory slices; R550's: see H200_SIZES below.
+    "H200-SXM-141GB": {19: 16384, 20: 16384, 15: 33280, 14: 33280, 9: 71424, 5: 71424, 0: 143104},
 }
 NAMES = {
     "A100-SXM4-40GB": [
@@ -126,7 +130,7 @@ def test_default_gpu_instance_ids_follow_observed_numbering(
 
 
 def test_h100_nvl_1g24gb_at_slot_4_is_gi_5() -> None:
-    # facts §2: an H100 NVL walkthrough created a 1g.24gb that got GI ID 5.
+    # A real H100 NVL's `nvidia-smi mig -cgi 15,15,15 -C` made its first 1g.24gb GI ID 5.
     profile = table("H100-NVL").by_name["1g.24gb"]
     assert mp.default_gpu_instance_id(4, profile.memory_slices) == 5
 
@@ -193,7 +197,7 @@ def test_compute_instance_profiles() -> None:
 
 
 def test_hopper_double_memory_1g_uses_ci_profile_rev1() -> None:
-    # facts §2: on H100 the 1g.20gb CI uses ID 7 (COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1).
+    # The same H100 NVL run: the double-memory 1g's CI is ID 7 (COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1).
     (ci,) = table("H100-SXM5-80GB").ci_profiles[15]
     assert (ci.index, ci.multiprocessor_count, ci.name) == (7, 26, "1g.20gb")
     (a100_ci,) = table("A100-SXM4-80GB").ci_profiles[15]
@@ -381,9 +385,10 @@ def test_driver_branches_change_profiles_and_sizes() -> None:
 
 
 def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
-    """shared/captures A100-SXM4-40GB (510.47.03, two 3g.20gb): what the table says for R510."""
+    """A real A100-SXM4-40GB dump (510.47.03, two 3g.20gb): what the table says for R510."""
+    # https://github.com/netdata/netdata/blob/master/src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml
     path = CAPTURES / "a100-sxm4-40gb-mig-2x3g.20gb.xml"
-    require(path.is_file(), f"{path} is missing (shared captures)")
+    require_captures(path)
     root = ET.parse(path).getroot()
     driver = tuple(int(n) for n in root.findtext("driver_version", "").split("."))
     (gpu,) = root.findall("gpu")
@@ -424,15 +429,16 @@ def test_a100_capture_matches_the_table_of_its_driver_branch() -> None:
         assert gi_id in [mp.default_gpu_instance_id(st, 4) for st in profile.placement_starts]
 
 
-# Issue 21 quotes a real driver 570.169 `nvidia-smi mig -lgip`/`-lcip` listing of an H100
-# PCIe: SMs per GI profile, in the listing's order.
+# A real driver 570.169 `nvidia-smi mig -lgip`/`-lcip` listing of an H100 PCIe: SMs per GI
+# profile, in the listing's order.
 H100_PCIE_570_SMS = {
     "1g.10gb": 14, "1g.10gb+me": 14, "1g.20gb": 14, "2g.20gb": 30, "3g.40gb": 46,
     "4g.40gb": 62, "7g.80gb": 114,
 }
-# Issue 21: a real H200 on driver 590 (MIG device totals); mig-parted #120: an R550 `-lgip`.
-H200_SIZES = {(590,): {"2g.35gb": 33280, "3g.71gb": 71424},
-              (550,): {"2g.35gb": 33024, "3g.71gb": 71168}}
+# A real H200 on driver 590 (its MIG device totals: https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt);
+# https://github.com/NVIDIA/mig-parted/issues/120: an R550 `-lgip`.
+H200_SIZES = {(590,): {"1g.35gb": 33280, "2g.35gb": 33280, "3g.71gb": 71424, "4g.71gb": 71424},
+              (550,): {"1g.35gb": 33024, "2g.35gb": 33024, "3g.71gb": 71168, "4g.71gb": 71168}}
 
 
 def test_h100_pcie_sm_counts_as_a_real_listing_shows() -> None:

@@ -9,15 +9,16 @@ from typing import Any
 
 import pynvml as N
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, TEXT_CAPTURES, require_captures
 
 import hwinfo.sim
+from hwinfo.mig.profiles import default_gpu_instance_id
 from hwinfo.sim import Machine, nvml_lib_mig
 from hwinfo.sim.boards import BOARDS
-from hwinfo.sim.mig_profiles import default_gpu_instance_id
 from hwinfo.sim.nvml_symbols import exported
 from hwinfo.sim.scenario import parse_scenario
 
+# https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt
 H100_MIG = CAPTURES / "text" / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
 MIB = 1 << 20
 # NVML_COMPUTE_INSTANCE_PROFILE_* of a compute instance of N slices.
@@ -88,7 +89,10 @@ def _capture_mig_devices(text: str) -> tuple[str, str, list[dict[str, Any]]]:
 
 
 def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
-    """Issue 21's real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB."""
+    """A real H200 on driver 590: 3g.71gb 59237, 2g.35gb 29618, 1g.18gb 14809 MiB.
+
+    https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt
+    """
     instances = [{"profile": p} for p in ("3g.71gb", "2g.35gb", "1g.18gb")]
     simulate(
         {
@@ -105,8 +109,47 @@ def test_h200_mig_bar1_as_driver_590_reports_it(simulate: Any) -> None:
     assert seen == {"3g.71gb": 59237, "2g.35gb": 29618, "1g.18gb": 14809}
 
 
+def test_a30_mig_bar1_as_a_real_535_session_reports_it(simulate: Any) -> None:
+    """A real A30 under 535.183.01: 2g.12gb 16383 and 1g.6gb 8191 MiB of BAR1, not the
+    A100's twice that."""
+    instances = [{"profile": "2g.12gb"}, {"profile": "1g.6gb"}, {"profile": "1g.6gb"}]
+    simulate(
+        {
+            "driver": {"version": "535.183.01"},
+            "gpus": [{"board": "A30", "mig": {"enabled": True, "gpu_instances": instances}}],
+        }
+    )
+    gpu = N.nvmlDeviceGetHandleByIndex(0)
+    seen = set()
+    for i in range(3):
+        mig = N.nvmlDeviceGetMigDeviceHandleByIndex(gpu, i)
+        profile = N.nvmlDeviceGetName(mig).rsplit(" ", 1)[1]
+        seen.add((profile, N.nvmlDeviceGetBAR1MemoryInfo(mig).bar1Total // MIB))
+    assert seen == {("2g.12gb", 16383), ("1g.6gb", 8191)}
+
+
+def test_h200_profiles_of_equal_memory_slices_have_equal_memory(simulate: Any) -> None:
+    """Every real `-lgip` listing gives profiles of the same memory slices the same memory
+    (mig-parted #120's H200: 1g.35gb and 2g.35gb 33024, 3g.71gb and 4g.71gb 71168 MiB), so
+    the 256 MiB more a real H200 on 590 shows for 2g.35gb and 3g.71gb holds for their
+    twins too; before 590 all four are the R550 listing's."""
+    for driver, two, four in (("590.48.01", 33280, 71424), ("560.35.03", 33024, 71168)):
+        simulate({"driver": {"version": driver},
+                  "gpus": [{"board": "H200-SXM-141GB", "mig": {"enabled": True}}]})
+        gpu = N.nvmlDeviceGetHandleByIndex(0)
+        sizes = {}
+        for index in range(N.NVML_GPU_INSTANCE_PROFILE_COUNT):
+            try:
+                info = N.nvmlDeviceGetGpuInstanceProfileInfo(gpu, index)
+            except N.NVMLError_NotSupported:
+                continue
+            sizes[info.name.removeprefix("MIG ")] = info.memorySizeMB
+        assert (sizes["1g.35gb"], sizes["2g.35gb"]) == (two, two)
+        assert (sizes["3g.71gb"], sizes["4g.71gb"]) == (four, four)
+
+
 def test_h100_capture_mig_layout_field_by_field(simulate: Any) -> None:
-    require(H100_MIG.is_file(), f"{H100_MIG} is missing (shared captures)")
+    require_captures(H100_MIG)
     name, driver, devices = _capture_mig_devices(H100_MIG.read_text(encoding="utf-8"))
     assert len(devices) == 4 and driver == "590.48.01"
     (board,) = [k for k, b in BOARDS.items() if b.defaults.get("name") == name]
@@ -402,8 +445,8 @@ def _capture_symbols(path: Any) -> tuple[tuple[int, ...], set[str]]:
 def test_mig_symbols_exist_in_the_real_libraries() -> None:
     """Every MIG call the fake library implements, a real driver exports, and so does the
     fake library for that driver (else the implementation could never be reached)."""
-    paths = sorted((CAPTURES / "text").glob("linux-*__*.txt"))
-    require(bool(paths), f"no text captures in {CAPTURES / 'text'}")
+    paths = [path for path in TEXT_CAPTURES if path.name.startswith("linux-")]
+    require_captures(*paths or [None])
     checked = 0
     for path in paths:
         driver, real = _capture_symbols(path)

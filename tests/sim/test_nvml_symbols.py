@@ -1,8 +1,9 @@
 """The simulated library exports, per driver branch, exactly the functions the real one does.
 
-The real symbol tables are the `nvml-symbols` sections of the shared captures (readelf of
-libnvidia-ml.so.1 on real machines); older branches follow nvml.h's history
-(hwinfo/sim/nvml_symbols.py).
+The real symbol tables are the `nvml-symbols` sections of the text captures (readelf of
+libnvidia-ml.so.1 on real machines, from
+https://github.com/utkuozdemir/nvidia_gpu_exporter/tree/e656cd8/internal/captures); older
+branches follow nvml.h's history (hwinfo/sim/nvml_symbols.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pynvml as N
 import pytest
-from conftest import CAPTURES, require
+from conftest import CAPTURES, TEXT_CAPTURES, each_capture, require, require_captures
 
 import hwinfo.sim
 from hwinfo.sim import Machine
@@ -29,7 +30,7 @@ DRIVER_IN_NAME = re.compile(r"__(\d+(?:\.\d+)+)\.txt$")
 def capture_symbol_tables() -> dict[str, frozenset[str]]:
     """Driver version -> the nvml* functions its real library exports, from every capture."""
     tables: dict[str, frozenset[str]] = {}
-    for path in sorted((CAPTURES / "text").glob("*.txt")):
+    for path in TEXT_CAPTURES:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         if SECTION not in lines:
             continue
@@ -46,7 +47,7 @@ def capture_symbol_tables() -> dict[str, frozenset[str]]:
     return tables
 
 
-TABLES = capture_symbol_tables() if (CAPTURES / "text").is_dir() else {}
+TABLES = capture_symbol_tables()
 
 
 def machine(driver: str, **top: Any) -> Machine:
@@ -60,11 +61,12 @@ def exports(driver: str) -> set[str]:
 
 
 def test_captures_hold_symbol_tables_of_two_branches_at_least() -> None:
+    require_captures()
     require(bool(TABLES), f"no captures with NVML symbol tables under {CAPTURES / 'text'}")
     assert len({v.split(".")[0] for v in TABLES}) >= 2, sorted(TABLES)
 
 
-@pytest.mark.parametrize("driver", sorted(TABLES))
+@pytest.mark.parametrize("driver", each_capture(sorted(TABLES)))
 def test_exports_exactly_what_the_real_library_exports(driver: str) -> None:
     real = TABLES[driver]
     simulated = exports(driver)

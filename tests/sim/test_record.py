@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +37,96 @@ def _gpus(simulate: str) -> dict[str, Any]:
     return system
 
 
-@pytest.mark.parametrize("scenario", [
-    "dgx-a100-mig", "h200-mig", "workstation-geforce", "vgpu-guest", "blackwell-mig", "no-driver",
-    "dgx-spark",
-])
+def _nvml(call: Callable[..., Any], *args: Any) -> Any:
+    """What a pynvml call answers, or the name of the error it raises."""
+    try:
+        return call(*args)
+    except pynvml.NVMLError as exc:
+        return type(exc).__name__
+
+
+def _fields(value: Any, *names: str) -> Any:
+    """The named fields of a pynvml struct (or its error's name)."""
+    return value if isinstance(value, str) else tuple(getattr(value, n) for n in names)
+
+
+def _processes(handle: Any) -> Any:
+    found = _nvml(pynvml.nvmlDeviceGetComputeRunningProcesses, handle)
+    return found if isinstance(found, str) else sorted(
+        (p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId) for p in found)
+
+
+def _device(handle: Any) -> dict[str, Any]:
+    """What raw pynvml reads of one GPU or MIG device, as a client such as gpustat reads it."""
+    n = pynvml
+    return {
+        "name": _nvml(n.nvmlDeviceGetName, handle),
+        "uuid": _nvml(n.nvmlDeviceGetUUID, handle),
+        "memory": _fields(_nvml(n.nvmlDeviceGetMemoryInfo, handle), "total", "used", "free"),
+        "bar1": _fields(_nvml(n.nvmlDeviceGetBAR1MemoryInfo, handle), "bar1Total"),
+        "utilization": _fields(_nvml(n.nvmlDeviceGetUtilizationRates, handle), "gpu", "memory"),
+        "temperature": _nvml(n.nvmlDeviceGetTemperature, handle, n.NVML_TEMPERATURE_GPU),
+        "power": _nvml(n.nvmlDeviceGetPowerUsage, handle),
+        "power_limit": _nvml(n.nvmlDeviceGetEnforcedPowerLimit, handle),
+        "clocks": [_nvml(n.nvmlDeviceGetClockInfo, handle, c) for c in (0, 1, 2)],
+        "max_clocks": [_nvml(n.nvmlDeviceGetMaxClockInfo, handle, c) for c in (0, 1, 2)],
+        "pstate": _nvml(n.nvmlDeviceGetPerformanceState, handle),
+        "fan": _nvml(n.nvmlDeviceGetFanSpeed, handle),
+        "pcie": [_nvml(read, handle) for read in (
+            n.nvmlDeviceGetCurrPcieLinkGeneration, n.nvmlDeviceGetCurrPcieLinkWidth,
+            n.nvmlDeviceGetMaxPcieLinkGeneration, n.nvmlDeviceGetMaxPcieLinkWidth)],
+        "ecc": [_nvml(n.nvmlDeviceGetTotalEccErrors, handle, kind, n.NVML_VOLATILE_ECC)
+                for kind in (n.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                             n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)],
+        "clock_reasons": _nvml(n.nvmlDeviceGetCurrentClocksEventReasons, handle),
+        "persistence": _nvml(n.nvmlDeviceGetPersistenceMode, handle),
+        "processes": _processes(handle),
+        "mig_mode": _nvml(n.nvmlDeviceGetMigMode, handle),
+    }
+
+
+def _what_pynvml_reads(scenario: str) -> Any:
+    """Every GPU and MIG device as raw pynvml reads them on the simulated scenario: a reader
+    that shares nothing with hwinfo's collector, which `sim record` itself reads through."""
+    hwinfo.sim.install(scenario)
+    try:
+        if isinstance(started := _nvml(pynvml.nvmlInit), str):
+            return started
+        gpus = []
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            gpu = _device(handle)
+            if isinstance(gpu["mig_mode"], list) and gpu["mig_mode"][0]:
+                handles = [_nvml(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, i)
+                           for i in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(handle))]
+                gpu["mig_devices"] = [
+                    {**_device(mig), "ids": (pynvml.nvmlDeviceGetGpuInstanceId(mig),
+                                             pynvml.nvmlDeviceGetComputeInstanceId(mig))}
+                    for mig in handles if not isinstance(mig, str)]
+            gpus.append(gpu)
+        system = (_nvml(pynvml.nvmlSystemGetDriverVersion),
+                  _nvml(pynvml.nvmlSystemGetCudaDriverVersion))
+        pynvml.nvmlShutdown()
+        return system, gpus
+    finally:
+        hwinfo.sim.uninstall()
+
+
+SCENARIOS = ["dgx-a100-mig", "h200-mig", "workstation-geforce", "vgpu-guest", "blackwell-mig",
+             "no-driver", "dgx-spark"]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
 def test_a_recording_replays_to_the_same_report(tmp_path: Path, scenario: str) -> None:
     recording = tmp_path / "recorded.json"
     run = _run("sim", "record", "--simulate", scenario, "-o", str(recording))
     assert run.returncode == 0, run.stderr
     assert run.stderr == f"wrote {recording}\n"
     assert _gpus(str(recording)) == _gpus(scenario)
+    # The recording is written from what hwinfo's collector read, and the report above reads
+    # through that collector again, so a fact the collector misreads would pass both ways.
+    # Raw pynvml, reading the machine and its replay alike, shares nothing with it.
+    assert _what_pynvml_reads(str(recording)) == _what_pynvml_reads(scenario)
 
 
 def test_the_replay_exports_what_the_recorded_library_exported(tmp_path: Path) -> None:

@@ -9,13 +9,14 @@ import select
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from conftest import CAPTURE_FILES, imported_capture, require
+from conftest import CAPTURE_FILES, each_capture, imported_capture, require
 
 from hwinfo import sim
 
@@ -81,13 +82,29 @@ def test_gpustat_screen_prints_no_error(name: str) -> None:
     assert len(run.stdout.splitlines()) >= 1 + len(gpus)
 
 
-@pytest.mark.parametrize("capture", CAPTURE_FILES, ids=[p.name for p in CAPTURE_FILES])
+@pytest.mark.parametrize("capture", each_capture(CAPTURE_FILES))
 def test_gpustat_on_every_imported_capture(capture: Path, tmp_path: Path) -> None:
     scenario = str(imported_capture(capture, tmp_path))
     for options in ((), ("--json",)):
         run = _gpustat(scenario, *options)
         assert (run.returncode, run.stderr) == (0, ""), options
     assert json.loads(run.stdout)["gpus"]
+
+
+def test_the_readme_s_gpustat_runs_from_the_venv_without_it_on_path(tmp_path: Path) -> None:
+    """`.venv/bin/hwinfo sim run dgx-a100-mig -- gpustat`, as the README has it after its test
+    command: gpustat is in the venv's bin/, which is not on PATH."""
+    require(importlib.util.find_spec("gpustat") is not None, "gpustat is not installed (test extra)")
+    scripts = Path(sysconfig.get_path("scripts"))
+    hwinfo = scripts / "hwinfo"
+    assert (scripts / "gpustat").is_file() and hwinfo.is_file()
+    path = os.pathsep.join(d for d in ("/usr/local/bin", "/usr/bin", "/bin")
+                           if not (Path(d) / "gpustat").exists())
+    run = subprocess.run([str(hwinfo), "sim", "run", "dgx-a100-mig", "--", "gpustat", "--json"],
+                         capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "PATH": path})
+    assert (run.returncode, run.stderr) == (0, "")
+    assert len(json.loads(run.stdout)["gpus"]) == len(_builtin("dgx-a100-mig")["gpus"])
 
 
 def test_bad_scenario_is_one_line(tmp_path: Path) -> None:
@@ -189,6 +206,25 @@ def test_placeholders_show_names_that_are_not_utf8_as_their_bytes(tmp_path: Path
                          capture_output=True, check=True, timeout=60)
     ((name, argv),) = json.loads(run.stdout).values()
     assert (name, argv) == ("\udcc7\udcd1", ["/opt/caf\udce9/\udcc7\udcd1", "--x"])
+
+
+def test_more_processes_than_placeholders_are_refused_in_one_line(tmp_path: Path) -> None:
+    """The scenario reader takes 50,000 processes; --live-processes starts at most
+    MAX_LIVE_PROCESSES, and refuses more before it starts anything."""
+    from hwinfo.sim.live import MAX_LIVE_PROCESSES
+
+    scenario = tmp_path / "crowded.json"
+    scenario.write_text(json.dumps({"format": 1, "gpus": [{"board": "T4", "processes": [
+        {"pid": 1000 + n, "used_memory_mib": 1} for n in range(MAX_LIVE_PROCESSES + 1)]}]}))
+    ran = tmp_path / "ran"
+    run = subprocess.run([*HWINFO, "sim", "run", "--live-processes", str(scenario), "--",
+                          "touch", str(ran)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "TMPDIR": str(tmp_path)}, check=False)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.strip().count("\n") == 0
+    assert f"{MAX_LIVE_PROCESSES + 1} visible processes" in run.stderr
+    assert f"at most {MAX_LIVE_PROCESSES}" in run.stderr
+    assert not ran.exists() and list(tmp_path.glob("hwinfo-live-*")) == []
 
 
 def test_placeholders_die_with_a_killed_run() -> None:

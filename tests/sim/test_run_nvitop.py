@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTURE_FILES, imported_capture, require
+from conftest import CAPTURE_FILES, each_capture, imported_capture, require
 
 from hwinfo import sim
 
@@ -170,7 +170,7 @@ def test_nvitop_reads_what_hwinfo_reports(name: str) -> None:
             )
 
 
-@pytest.mark.parametrize("capture", CAPTURE_FILES, ids=[p.name for p in CAPTURE_FILES])
+@pytest.mark.parametrize("capture", each_capture(CAPTURE_FILES))
 def test_nvitop_on_every_imported_capture(capture: Path, tmp_path: Path) -> None:
     """Real machines as their dumps show them: nvitop's screen, with their processes backed
     by placeholders, and no error output."""

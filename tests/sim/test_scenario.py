@@ -496,7 +496,7 @@ def test_input_is_not_modified() -> None:
 )
 def test_numbers_past_their_bounds_are_refused(gpu: dict[str, Any], expected: str) -> None:
     message = error({"gpus": [{**A100, **gpu}]})
-    assert expected in message and len(message) < 1000  # the known keys, not the input
+    assert expected in message and len(message) < 1200  # the known keys, not the input
 
 
 @pytest.mark.parametrize(

@@ -7,25 +7,31 @@ buffer: `AccountedProcesses` adds such jobs to per-user counters, once each.
 
 Cost per sample: three calls, plus one statistics call per pid new to the buffer. Pids in the
 buffer when hwinfo starts ended before it (or run now): they are taken as already counted, so
-a restarted daemon does not count them twice.
+a restarted daemon does not count them twice, unless the daemon resumes what it had judged
+before (accounting_state.py): then what ended while it was down is counted too.
 """
 
 from __future__ import annotations
 
 import ctypes
 import dataclasses
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hwinfo.binding import function, pynvml
+from hwinfo.collect.gpu.accounting_state import Judged
 from hwinfo.collect.gpu.nvml import Reader
-from hwinfo.collect.gpu.processes import ProcessOwner
+from hwinfo.collect.gpu.owners import ProcessOwner
 from hwinfo.model.attribution import charged_user
 from hwinfo.model.gpu import AccountedUsage, Accounting, GpuProcess
 
 _ENABLED = 1  # NVML_FEATURE_ENABLED
 _NOT_AVAILABLE_UINT = 0xFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE in an unsigned int
+# NVML's start time is in microseconds and run time in milliseconds of the same clock as
+# time.time(): a process that ended at a sample's moment may read as a little before it.
+_CLOCK_SLACK_SECONDS = 1.0
 
 _mode = function("nvmlDeviceGetAccountingMode")
 _buffer_size = function("nvmlDeviceGetAccountingBufferSize")
@@ -54,24 +60,47 @@ def read_accounting(read: Reader, handle: Any) -> Accounting | None:
     return Accounting(mode == _ENABLED, read("accounting", _buffer_size, handle))
 
 
+def _ended_at(stats: Any) -> float:
+    """When an ended process ended, in Unix seconds."""
+    return stats.startTime / 1_000_000 + stats.time / 1000
+
+
 class AccountedProcesses:
     """Per-user counters of processes that NVML accounting kept and no sample listed running."""
 
-    def __init__(self, owner_of: Callable[[int], ProcessOwner | None]) -> None:
+    def __init__(self, owner_of: Callable[[int], ProcessOwner | None],
+                 resumed: Mapping[str, Judged] | None = None) -> None:
+        """`resumed`: what a daemon before this one had judged, by GPU UUID."""
         self._owner_of = owner_of
         # GPU UUID -> pid -> how many of the buffer's entries of that pid are already judged
         # (counted, listed running, or there when hwinfo began): a pid used again is one
         # entry more, and NVML reports the latest of them (nvml.h).
         self._judged: dict[str, Counter[int]] = {}
+        self._judged_at: dict[str, float] = {}
+        self._resumed = dict(resumed or {})
+        # GPU UUID -> the moment before which a resumed GPU's new entries ended unseen by
+        # either daemon and are not counted; set for the one sample that counts the rest.
+        self._missed_since: dict[str, float] = {}
         self._totals: dict[tuple[str, str | None], AccountedUsage] = {}
+        # What to keep for the next daemon: replaced whole after a sample that changed it.
+        self.judged: Mapping[str, Judged] = dict(self._resumed)
 
     def forget(self, uuid: str) -> None:
         """Accounting is off there: turning it off cleared the buffer, so start afresh."""
-        self._judged.pop(uuid, None)
+        self._resumed.pop(uuid, None)
+        if self._judged.pop(uuid, None) is not None:
+            self._judged_at.pop(uuid, None)
+            self._publish()
+
+    def _publish(self) -> None:
+        # A resumed GPU not read again yet keeps what the last daemon had judged of it.
+        self.judged = {**self._resumed, **{uuid: Judged(self._judged_at[uuid], dict(counts))
+                                           for uuid, counts in self._judged.items()}}
 
     def update(self, read: Reader, handle: Any, uuid: str, index: int,
                listed: Iterable[GpuProcess]) -> None:
         """Count what ended since the last sample; `listed`: the processes listed running now."""
+        now = time.time()
         pids = read("accounting", _pids, handle)
         if pids is None:
             return
@@ -83,11 +112,22 @@ class AccountedProcesses:
             self._row(uuid, index, user)
         entries = Counter(pids)
         judged = self._judged.get(uuid)
-        if judged is None:  # first sample: everything here ended before hwinfo, or runs now
-            self._judged[uuid] = entries
+        if judged is None:
+            resumed = self._resumed.pop(uuid, None)
+            if resumed is None:  # everything here ended before hwinfo, or runs now
+                self._judged[uuid], self._judged_at[uuid] = entries, now
+                self._publish()
+                return
+            # What ended while no daemon watched is counted from the next sample on, so that
+            # its counters are first served at 0.
+            judged = self._judged[uuid] = Counter(resumed.entries)
+            self._judged_at[uuid] = resumed.at
+            self._missed_since[uuid] = resumed.at - _CLOCK_SLACK_SECONDS
+            self._running_judged(judged, running, entries)
             return
-        for pid in running:  # listed running: the ledger counts it from the process lists
-            judged[pid] = max(judged[pid], entries[pid])
+        missed_since = self._missed_since.pop(uuid, None)
+        before = judged.copy()
+        self._running_judged(judged, running, entries)
         for pid, count in entries.items():
             if count <= judged[pid]:
                 continue
@@ -95,12 +135,23 @@ class AccountedProcesses:
             stats = Reader()("accounting", _stats, handle, pid)
             if stats is None or stats.isRunning:
                 continue  # asked again next sample, once it has ended
-            # Of several new entries of one pid only the latest can be read: it is counted.
+            # Of several new entries of one pid only the latest can be read: it is counted,
+            # unless it ended before the last daemon's last judgement, which would have seen it.
             judged[pid] = count
-            self._add(uuid, index, pid, stats)
+            if missed_since is None or _ended_at(stats) >= missed_since:
+                self._add(uuid, index, pid, stats)
         # The buffer forgets old processes; so does this, or it would grow for ever.
-        self._judged[uuid] = Counter({pid: min(judged[pid], n) for pid, n in entries.items()
-                                      if judged[pid]})
+        judged = self._judged[uuid] = Counter({pid: min(judged[pid], n)
+                                               for pid, n in entries.items() if judged[pid]})
+        if judged != before:
+            self._judged_at[uuid] = now
+            self._publish()
+
+    @staticmethod
+    def _running_judged(judged: Counter[int], running: Iterable[int], entries: Counter[int]) -> None:
+        """Listed running: the ledger counts it from the process lists."""
+        for pid in running:
+            judged[pid] = max(judged[pid], entries[pid])
 
     def _add(self, uuid: str, index: int, pid: int, stats: Any) -> None:
         owner = self._owner_of(pid)

@@ -2,49 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu import nvml
-from hwinfo.collect.gpu.nvml import GpuLost, NvmlUnavailable, Reader
-from hwinfo.logs import get_logger
-from hwinfo.model.gpu import Activity, Gpu, GpuSystem, XidErrors
+from hwinfo.collect.gpu.nvml import NvmlUnavailable
+from hwinfo.model.gpu import GpuSystem
 
-# The readers are imported once NVML has started: a machine without a driver (most of those
-# `hwinfo report` runs on in a lab's login nodes) pays for none of them at start-up.
 if TYPE_CHECKING:
-    from hwinfo.collect.gpu.accounting import AccountedProcesses
-    from hwinfo.collect.gpu.events import XidListener
-    from hwinfo.collect.gpu.gpm import GpmReader, Key
-    from hwinfo.collect.gpu.mig import GpuInstanceProfile
-    from hwinfo.collect.gpu.processes import OwnerLookup
-
-log = get_logger("hwinfo.gpu")
-
-# Gpu fields without a default: a lost GPU has them all None but what was known before.
-_REQUIRED = [f.name for f in dataclasses.fields(Gpu) if f.default is dataclasses.MISSING
-             and f.default_factory is dataclasses.MISSING]
-
-
-def _cuda_version(value: int | None) -> str | None:
-    """12040 -> "12.4", as nvidia-smi prints it."""
-    if value is None:
-        return None
-    return f"{value // 1000}.{value % 1000 // 10}"
-
-
-@dataclasses.dataclass
-class _Static:
-    """Per-GPU facts read once (by UUID): they stay valid until the board is swapped."""
-
-    values: dict[str, Any]
-    unavailable: dict[str, str]
-    mig_profiles: list[GpuInstanceProfile]
+    from hwinfo.collect.gpu.accounting_state import Judged
+    from hwinfo.collect.gpu.guessed import GuessLookup
+    from hwinfo.collect.gpu.owners import OwnerLookup
+    from hwinfo.collect.gpu.session import Session
+    from hwinfo.collect.sysfs import Root
 
 
 class GpuCollector:
-    """Keeps NVML started and the static facts of each GPU between samples."""
+    """Starts NVML, tries again each sample while it cannot, and keeps it started between
+    samples with its readers' state (session.py)."""
 
     def __init__(
         self,
@@ -52,173 +27,57 @@ class GpuCollector:
         with_processes: bool = True,
         with_commands: bool = False,
         between_samples: bool = False,
+        proc_root: Root | None = None,
+        accounting_resumed: Mapping[str, Judged] | None = None,
+        guessed_of: GuessLookup | None = None,
+        with_topology: bool = False,
     ) -> None:
-        """`owner_of` names a process's owner; None: this machine's (processes.local_owner)."""
+        """`owner_of` names a process's owner; None: this machine's (processes.local_owner).
+        `proc_root`: where those owners' /proc is, for what label() reads; None: this
+        machine's with local_owner, else nowhere (a scenario's processes have none).
+        `between_samples`: a daemon's, which listens for XID events and counts the jobs NVML
+        accounting saw between samples. `accounting_resumed`: what an earlier daemon had
+        judged of the accounting buffers (accounting_state.py). `guessed_of`: a simulated
+        machine's inferred MIG facts (collect/gpu/guessed.py). `with_topology`: also read
+        every GPU pair (GpuSystem.pairs), n² calls."""
         self.owner_of = owner_of
         self.with_processes = with_processes
         self.with_commands = with_commands
-        # A daemon listens for XID events and counts the jobs NVML accounting saw between
-        # samples; a one-shot report has no "between".
         self.between_samples = between_samples
-        self._accounted: AccountedProcesses | None = None
-        self._gpm: GpmReader | None = None
-        self._xids: XidListener | None = None
-        self._started = False
-        self._driver: dict[str, str | None] = {}
-        self._static: dict[str, _Static] = {}
-        self._uuid_at: dict[int, str] = {}  # index -> UUID last seen there, to name a lost GPU
-        self._activities: dict[Key, Activity] = {}
+        self.proc_root = proc_root
+        self.accounting_resumed = accounting_resumed
+        self.guessed_of = guessed_of
+        self.with_topology = with_topology
+        self._session: Session | None = None
 
     def collect(self) -> GpuSystem:
-        if not self._started:
+        if self._session is None:
             try:
                 nvml.start()
             except NvmlUnavailable as exc:
                 # Not started: the next sample tries again (a driver being reloaded comes back).
                 return GpuSystem(exc.status, str(exc), None, None, None)
-            self._started = True
-            self._begin()
-            self._driver = self._read_driver()
-            if self.between_samples:
-                self._xids = self._start_listener()
-        try:
-            count = function("nvmlDeviceGetCount")()
-        except pynvml.NVMLError as exc:
-            return GpuSystem("error", f"NVML cannot count the GPUs: {nvml.describe(exc)}",
-                             **self._driver)
-        from hwinfo.collect.gpu.gpm import attach
-        from hwinfo.collect.gpu.processes import user_rollup
+            # Imported once NVML has started: the readers, and psutil with them, are its own
+            # (20 ms), which a machine without a driver (most of those `hwinfo report` runs on
+            # in a lab's login nodes) never needs.
+            from hwinfo.collect.gpu.session import Session
 
-        assert self._gpm is not None  # made by _begin() when NVML started
-        self._activities = {}
-        gpus = [self._gpu(index) for index in range(count)]
-        self._activities.update(self._gpm.finish())
-        attach(gpus, self._activities)
-        users = user_rollup(gpus) if self.with_processes else None
-        accounted = [] if self._accounted is None else self._accounted.usage(
-            {g.uuid: g.index for g in gpus if g.uuid is not None and not g.lost})
-        return GpuSystem("ok", None, gpus=gpus, users=users, accounted=accounted, **self._driver)
+            self._session = Session(self)
+        return self._session.collect()
 
-    def _begin(self) -> None:
-        """The readers that keep state between samples, made once NVML has started."""
-        from hwinfo.collect.gpu.accounting import AccountedProcesses
-        from hwinfo.collect.gpu.gpm import GpmReader
-        from hwinfo.collect.gpu.processes import local_owner
+    @property
+    def accounting_judged(self) -> Mapping[str, Judged] | None:
+        """What a daemon keeps of the accounting buffers for the next one; None: nothing."""
+        return None if self._session is None else self._session.accounting_judged
 
-        if self.owner_of is None:
-            self.owner_of = local_owner
-        if self._gpm is None:
-            self._gpm = GpmReader()
-        if self._accounted is None and self.between_samples and self.with_processes:
-            self._accounted = AccountedProcesses(self.owner_of)
+    def label(self, system: GpuSystem) -> None:
+        """Name the jobs and pods of a sample's processes from what their users write
+        (Session.label): after the sample, off the NVML thread and outside its deadline."""
+        if self._session is not None:
+            self._session.label(system)
 
     def close(self) -> None:
-        if self._xids is not None:
-            self._xids.close()
-            self._xids = None
-        if self._started:
-            assert self._gpm is not None
-            self._gpm.close()
+        if self._session is not None:
+            self._session.close()
             nvml.stop()
-            self._started = False
-
-    @staticmethod
-    def _start_listener() -> XidListener | None:
-        from hwinfo.collect.gpu.events import XidListener
-
-        try:
-            return XidListener()
-        except pynvml.NVMLError as exc:
-            log.warning("no XID events: %s", nvml.describe(exc))
-            return None
-
-    def _xid_errors(self, uuid: str | None) -> list[XidErrors]:
-        return self._xids.errors(uuid) if self._xids is not None and uuid else []
-
-    @staticmethod
-    def _read_driver() -> dict[str, str | None]:
-        read = Reader()
-        return {
-            "driver_version": read("driver", function("nvmlSystemGetDriverVersion")),
-            "nvml_version": read("driver", function("nvmlSystemGetNVMLVersion")),
-            "cuda_driver_version": _cuda_version(
-                read("driver", function("nvmlSystemGetCudaDriverVersion"))
-            ),
-        }
-
-    def _gpu(self, index: int) -> Gpu:
-        from hwinfo.collect.gpu.accounting import read_accounting
-        from hwinfo.collect.gpu.device import read_dynamic
-        from hwinfo.collect.gpu.mig import read_mig
-        from hwinfo.collect.gpu.processes import listed_processes
-
-        assert self._gpm is not None and self.owner_of is not None  # _begin() made them
-        read = Reader()
-        try:
-            handle = function("nvmlDeviceGetHandleByIndex")(index)
-            uuid = function("nvmlDeviceGetUUID")(handle)
-            static = self._static.get(uuid) or self._read_static(uuid, handle)
-            self._uuid_at[index] = uuid
-            if self._xids is not None:
-                self._xids.register(uuid, handle)
-            read.unavailable.update(static.unavailable)
-            mig = read_mig(read, handle, static.mig_profiles, self.owner_of,
-                           self.with_processes, self.with_commands)
-            in_mig_mode = mig is not None and mig.enabled
-            dynamic = read_dynamic(read, handle, in_mig_mode)
-            if self._gpm.supported(handle, uuid):
-                instances = sorted({d.gpu_instance_id for d in mig.devices
-                                    if d.gpu_instance_id is not None}) if in_mig_mode else None
-                self._activities.update(self._gpm.sample(handle, uuid, instances))
-            # In MIG mode the parent's process list would repeat its MIG devices' lists:
-            # processes are kept (and counted) per MIG device.
-            if in_mig_mode:
-                processes = [] if self.with_processes else None
-                counts = [d.process_count for d in mig.devices]
-                count = None if None in counts else sum(counts)  # type: ignore[arg-type]
-            else:
-                processes, count = listed_processes(read, handle, self.owner_of,
-                                                    self.with_processes, self.with_commands)
-            accounting = read_accounting(read, handle)
-            if self._accounted is not None:
-                if accounting is not None and accounting.enabled:
-                    self._accounted.update(read, handle, uuid, index, processes or ())
-                else:
-                    self._accounted.forget(uuid)
-        except (GpuLost, pynvml.NVMLError_GpuIsLost):
-            return self._unreadable(index, "GPU is lost", lost=True)
-        except pynvml.NVMLError as exc:
-            # No handle at all (no permission on this GPU's device node, for one).
-            return self._unreadable(index, nvml.describe(exc), lost=False)
-        return Gpu(
-            index=index,
-            lost=False,
-            uuid=uuid,
-            mig=mig,
-            processes=processes,
-            process_count=count,
-            accounting=accounting,
-            xid_errors=self._xid_errors(uuid),
-            unavailable=read.unavailable,
-            **static.values,
-            **dynamic,
-        )
-
-    def _read_static(self, uuid: str, handle: Any) -> _Static:
-        from hwinfo.collect.gpu.device import read_static
-        from hwinfo.collect.gpu.mig import profile_table
-
-        read = Reader()
-        static = _Static(read_static(read, handle), read.unavailable, profile_table(handle))
-        self._static[uuid] = static
-        return static
-
-    def _unreadable(self, index: int, reason: str, lost: bool) -> Gpu:
-        """A GPU NVML cannot read: what was known of it before, and why."""
-        fields: dict[str, Any] = dict.fromkeys(_REQUIRED)
-        uuid = self._uuid_at.get(index)
-        if uuid is not None:
-            fields.update(self._static[uuid].values, uuid=uuid)
-        fields.update(index=index, lost=lost, unavailable={"gpu": reason},
-                      xid_errors=self._xid_errors(uuid))
-        return Gpu(**fields)
+            self._session = None

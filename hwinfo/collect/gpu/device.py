@@ -8,7 +8,8 @@ from typing import Any
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.nvml import Reader
 from hwinfo.collect.gpu.peak import peak_throughput
-from hwinfo.model.gpu import Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
+from hwinfo.collect.gpu.topology import enabled_links, members, numa_affinity, read_nvlinks
+from hwinfo.model.gpu import CLOCK_EVENT_REASONS, Clocks, Ecc, PcieLink, RemappedRows, RetiredPages
 
 # nvmlDeviceArchitecture_t values (nvml.h); literal, as older bindings lack the newer names.
 ARCHITECTURES = {
@@ -28,19 +29,6 @@ COMPUTE_MODES = {
     pynvml.NVML_COMPUTEMODE_EXCLUSIVE_THREAD: "exclusive_thread",
     pynvml.NVML_COMPUTEMODE_PROHIBITED: "prohibited",
     pynvml.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: "exclusive_process",
-}
-
-# Bit -> name of the clock event (throttle) reasons, as the metrics label them.
-CLOCK_EVENT_REASONS = {
-    0x001: "gpu_idle",
-    0x002: "applications_clocks_setting",
-    0x004: "sw_power_cap",
-    0x008: "hw_slowdown",
-    0x010: "sync_boost",
-    0x020: "sw_thermal_slowdown",
-    0x040: "hw_thermal_slowdown",
-    0x080: "hw_power_brake_slowdown",
-    0x100: "display_clock_setting",
 }
 
 _UNKNOWN_PSTATE = 32  # NVML_PSTATE_UNKNOWN
@@ -137,15 +125,8 @@ def clock_event_reasons(handle: Any) -> list[str]:
 
 def nvlink_links_active(handle: Any) -> int | None:
     """Links that report enabled; None when the GPU has no NVLink."""
-    active = 0
-    for link in range(pynvml.NVML_NVLINK_MAX_LINKS):
-        try:
-            active += bool(function("nvmlDeviceGetNvLinkState")(handle, link))
-        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_InvalidArgument):
-            # The first link past the GPU's last one answers like this; on link 0 it
-            # means the GPU has no NVLink at all.
-            return active if link else None
-    return active
+    enabled = enabled_links(handle)
+    return None if enabled is None else len(enabled)
 
 
 # nvmlDeviceAddressingMode values (nvml.h, R580); literal, as bindings before 12.580 lack them.
@@ -173,8 +154,7 @@ def driver_model(handle: Any) -> str | None:
 
 
 def cpu_affinity(handle: Any) -> list[int]:
-    words = function("nvmlDeviceGetCpuAffinity")(handle, _AFFINITY_WORDS)
-    return [w * 64 + bit for w, word in enumerate(words) for bit in range(64) if word >> bit & 1]
+    return members(function("nvmlDeviceGetCpuAffinity")(handle, _AFFINITY_WORDS))
 
 
 def _clocks(read: Reader, handle: Any, key: str, fn: Callable[..., int]) -> Clocks | None:
@@ -202,6 +182,8 @@ def read_static(read: Reader, handle: Any) -> dict[str, Any]:
     values["cpu_affinity"] = read("cpu_affinity", cpu_affinity, handle)
     values["addressing_mode"] = read("addressing_mode", addressing_mode, handle)
     values["driver_model"] = read("driver_model", driver_model, handle)
+    values["numa_affinity"] = read("numa_affinity", numa_affinity, handle)
+    values["nvlinks"] = read("nvlinks", read_nvlinks, handle)
     bus_width = read("memory_bus_width", function("nvmlDeviceGetMemoryBusWidth"), handle)
     max_clocks = values["max_clocks"]
     values["peak"] = peak_throughput(

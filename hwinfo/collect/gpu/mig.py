@@ -14,7 +14,8 @@ from typing import Any
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.gpu.device import memory_info
 from hwinfo.collect.gpu.nvml import Reader
-from hwinfo.collect.gpu.processes import OwnerLookup, listed_processes
+from hwinfo.collect.gpu.owners import OwnerLookup
+from hwinfo.collect.gpu.processes import listed_processes
 from hwinfo.model.gpu import Mig, MigDevice, MigGpuInstance, MigProfileCapacity
 
 MIB = 1 << 20

@@ -1,60 +1,32 @@
-"""Processes that hold GPU memory: NVML's lists, their owners, and the per-user rollup."""
+"""Processes that hold GPU memory: NVML's lists, their owners in this machine's process
+table, and the per-user rollup."""
 
 from __future__ import annotations
 
-import ntpath
-import os
-import pwd
 import time
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
+
+import psutil
 
 from hwinfo.binding import function, pynvml
 from hwinfo.collect.cgroup import read_attribution
 from hwinfo.collect.gpu.nvml import Reader
-from hwinfo.collect.sysfs import Root, RootError
-from hwinfo.model.attribution import Attribution
+from hwinfo.collect.gpu.owners import OwnerLookup, ProcessOwner
+from hwinfo.collect.sysfs import Root
 from hwinfo.model.gpu import Gpu, GpuProcess, UserUsage
 
 _NOT_IN_MIG = 0xFFFFFFFF  # GI/CI of a process outside MIG (nvml.h)
 
 
-class ProcessOwner(NamedTuple):
-    user: str | None
-    command: str | None  # full command line
-    # What NVML names the process (a simulated scenario's `name`): on Windows the executable's
-    # path, spaces and all (`C:\Program Files\...\NVIDIA Overlay.exe`), on Linux the whole
-    # command line (`/opt/microsoft/msedge/msedge --type=gpu-process ...`); None: `command`.
-    executable: str | None = None
-    started_at: float | None = None  # Unix time
-    cpu_seconds: float | None = None  # user + system
-    resident_bytes: int | None = None
-    attribution: Attribution | None = None  # None: its cgroup was not read
-
-    @property
-    def name(self) -> str | None:
-        """The command name, as ps shows it: the program's base name, without arguments."""
-        named = self.executable or self.command or ""
-        # A Windows path (a dump from a Windows host) has no arguments but may have spaces.
-        if "\\" in named:
-            return ntpath.basename(named)
-        # Unknown: a Linux program whose path has spaces (NVML joins the arguments with them).
-        program = next(iter(named.split()), None)
-        return os.path.basename(program) if program else None
-
-
-OwnerLookup = Callable[[int], ProcessOwner | None]
-
-
 def local_owner(pid: int) -> ProcessOwner | None:
     """The owner from this machine's process table; None when the PID is not in our namespace."""
-    import psutil  # here, so a simulated report does not pay for importing it
-
     try:
         proc = psutil.Process(pid)
         with proc.oneshot():
             user = proc.username()
+            uid = proc.uids().real
             try:
                 command = " ".join(proc.cmdline()) or proc.name()
             except psutil.AccessDenied:  # hidepid, or another user's process under hardening
@@ -68,7 +40,7 @@ def local_owner(pid: int) -> ProcessOwner | None:
         return None
     except psutil.AccessDenied:
         return ProcessOwner(None, None)
-    attribution = read_attribution(_live_root(), pid)
+    attribution = read_attribution(live_root(), pid, uid)
     if times is None:
         return ProcessOwner(user, command, started_at=started, attribution=attribution)
     return ProcessOwner(user, command, None, started, times.user + times.system, resident,
@@ -76,62 +48,9 @@ def local_owner(pid: int) -> ProcessOwner | None:
 
 
 @cache
-def _live_root() -> Root:
+def live_root() -> Root:
+    """This machine's /proc, where local_owner looks processes up."""
     return Root("/")
-
-
-# A kernel's /proc/PID/status is about 1.5 KiB; a command line is bounded by ARG_MAX (2 MiB
-# by default) but a GPU job's is rarely past a few KiB. A tree's larger file is not a
-# process's: it costs that process its owner, read once per process, not 16 MiB each.
-STATUS_MAX_BYTES = 64 * 1024
-CMDLINE_MAX_BYTES = 256 * 1024
-
-
-def tree_owners(root: Root, fallback: OwnerLookup) -> OwnerLookup:
-    """Owners looked up below root/proc/PID/ (status, cmdline, cgroup), for a simulated
-    machine whose GPU processes a fixture tree (or this machine) holds; `fallback` (the
-    scenario's owners) where root/proc/PID/ is not there."""
-
-    def owner_of(pid: int) -> ProcessOwner | None:
-        try:
-            status = root.read_text(f"proc/{pid}/status", STATUS_MAX_BYTES)
-            cmdline = root.read_text(f"proc/{pid}/cmdline", CMDLINE_MAX_BYTES) or ""
-        except RootError:  # a FIFO or device in the tree: not a process the kernel shows
-            status = None
-        if status is None:
-            return fallback(pid)
-        command = " ".join(cmdline.split("\x00")).strip() or _status_field(status, "Name")
-        uid = (_status_field(status, "Uid") or "").split()[:1]
-        user = _user_name(root, uid[0]) if uid and uid[0].isdigit() else None
-        return ProcessOwner(user, command, attribution=read_attribution(root, pid))
-
-    return owner_of
-
-
-def _status_field(status: str, name: str) -> str | None:
-    for line in status.splitlines():
-        key, _, value = line.partition(":")
-        if key == name:
-            return value.strip() or None
-    return None
-
-
-def _user_name(root: Root, uid: str) -> str:
-    """The account's name from the tree's /etc/passwd, else this machine's; else the number
-    (as ps and psutil show a uid without a name). A tree's unreadable passwd (a FIFO, a
-    directory) or a uid only Unicode calls a digit ('²') costs this name, never the GPUs."""
-    try:
-        passwd = root.read_text("etc/passwd") or ""
-    except RootError:
-        passwd = ""
-    for line in passwd.splitlines():
-        fields = line.split(":")
-        if len(fields) > 2 and fields[2] == uid and fields[0]:
-            return fields[0]
-    try:
-        return pwd.getpwuid(int(uid[:10])).pw_name
-    except (KeyError, OverflowError, ValueError):
-        return uid
 
 
 # Newest first; a driver that lacks a symbol gets the next. pynvml's unversioned
@@ -204,7 +123,9 @@ def read_processes(
                 visible=owner is not None,
                 user=owner.user if owner else None,
                 name=owner.name if owner else None,
-                command=owner.command if owner and with_command else None,
+                # NVML's name stands in for a command line it does not hold: a Windows
+                # path (the only command a Windows dump or driver gives) keeps its folders.
+                command=(owner.command or owner.executable) if owner and with_command else None,
                 sm_utilization_ratio=None if sm is None else sm / 100,
                 memory_utilization_ratio=None if memory is None else memory / 100,
                 run_seconds=run,
@@ -236,6 +157,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
     rows: list[UserUsage] = []
     for gpu in gpus:
         per_user: dict[str | None, UserUsage] = {}
+        # Sorted once per user: a user may have thousands of jobs on one GPU.
+        labels: dict[str | None, set[str]] = {}
         for proc in gpu.all_processes():
             user = proc.charged_user
             usage = per_user.setdefault(user, UserUsage(gpu.index, user, None, 0))
@@ -243,6 +166,8 @@ def user_rollup(gpus: Iterable[Gpu]) -> list[UserUsage]:
             if proc.used_memory_bytes is not None:
                 usage.used_memory_bytes = (usage.used_memory_bytes or 0) + proc.used_memory_bytes
             if proc.attribution is not None and proc.attribution.known:
-                usage.attributions = sorted({*usage.attributions, proc.attribution.label})
+                labels.setdefault(user, set()).add(proc.attribution.label)
+        for user, names in labels.items():
+            per_user[user].attributions = sorted(names)
         rows.extend(sorted(per_user.values(), key=lambda u: (-(u.used_memory_bytes or 0), u.user or "")))
     return rows

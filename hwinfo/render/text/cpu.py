@@ -7,7 +7,7 @@ from hwinfo.escape import printable_copy
 from hwinfo.model.cpu import Cache, Cpu, NumaNode
 from hwinfo.render.text.layout import INDENT, LABEL_WIDTH, Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, frequency, or_na, percent, size
+from hwinfo.units import NA, frequency, or_na, percent, size
 
 WIDTH = 80
 # Where a field's value starts, and so how much room it has.

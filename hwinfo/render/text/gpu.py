@@ -7,13 +7,16 @@ from typing import TypeVar
 
 from hwinfo.cpulist import format_cpulist
 from hwinfo.escape import printable_copy
+from hwinfo.health.findings import Severity
+from hwinfo.health.labels import gpu_health
 from hwinfo.model.gpu import Activity, Clocks, Ecc, Gpu, GpuSystem, PeakThroughput
+from hwinfo.model.jobs import JobResources
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.gpu_mig import render_mig
 from hwinfo.render.text.gpu_processes import add_process_table, render_users
-from hwinfo.render.text.layout import Section
+from hwinfo.render.text.layout import Section, clip
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.units import NA, celsius, or_na, pcie_link, percent, size, watts
 
 # Said by every row, so the summary leaves them out.
 _NAME_PREFIXES = ("NVIDIA ", "GeForce ")
@@ -22,7 +25,7 @@ _SEP = " · "
 T = TypeVar("T")
 
 
-def _short_name(name: str | None) -> str:
+def short_name(name: str | None) -> str:
     name = name or NA
     for prefix in _NAME_PREFIXES:
         name = name.removeprefix(prefix)
@@ -50,23 +53,21 @@ def _memory(gpu: Gpu, host: Memory | None = None) -> str:
     return f"{size(used)} / {size(total)} ({percent(used / total)})"
 
 
-def _link(gen: int | None, width: int | None) -> str:
-    if gen is None and width is None:
-        return NA
-    return f"gen{or_na(gen, str)} x{or_na(width, str)}"
-
-
 def _utilization(gpu: Gpu) -> str:
     if gpu.mig is not None and gpu.mig.enabled:
         return "MIG"
     return or_na(gpu.utilization_gpu_ratio, percent)
 
 
-def _memory_short(gpu: Gpu) -> str:
+def memory_short(gpu: Gpu) -> str:
     """"31/40 GiB": used and total in the total's unit, for the summary table."""
-    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
-    if total is None:
+    if gpu.memory_total_bytes is None:
         return "shared" if gpu.addressing_mode == "ats" else "n/a"
+    return used_of(gpu.memory_used_bytes, gpu.memory_total_bytes)
+
+
+def used_of(used: float | None, total: float) -> str:
+    """"31/40 GiB", "7.5/9.6 GiB": used ("?" when unknown) and total in the total's unit."""
     unit = next(u for u, scale in _UNITS if total >= scale or u == "MiB")
     scale = dict(_UNITS)[unit]
 
@@ -94,14 +95,7 @@ def _process_count(gpu: Gpu) -> str:
 
 def summary_row(gpu: Gpu, style: Style) -> list[str]:
     """One GPU as a row of the summary table (the report's and --brief's)."""
-    name = _short_name(gpu.name)
-    if len(name) > _NAME_WIDTH:
-        name = name[: _NAME_WIDTH - 1] + "…"
-    # Imported where a GPU is shown: the health rules cost a report without GPUs 10 ms,
-    # their findings' types 2 ms.
-    from hwinfo.health.findings import Severity
-    from hwinfo.health.labels import gpu_health
-
+    name = clip(short_name(gpu.name), _NAME_WIDTH)
     severity, words = gpu_health(gpu)
     health = words if severity is Severity.OK else (
         style.bad(words) if severity is Severity.CRITICAL else style.warn(words))
@@ -111,9 +105,9 @@ def summary_row(gpu: Gpu, style: Style) -> list[str]:
         str(gpu.index),
         name,
         _utilization(gpu),
-        _memory_short(gpu),
-        or_na(gpu.temperature_celsius, _celsius).replace(NA, "n/a"),
-        or_na(gpu.power_draw_watts, _watts).replace(NA, "n/a"),
+        memory_short(gpu),
+        or_na(gpu.temperature_celsius, celsius).replace(NA, "n/a"),
+        or_na(gpu.power_draw_watts, watts).replace(NA, "n/a"),
         _process_count(gpu),
         health,
     ]
@@ -238,15 +232,8 @@ def activity_text(activity: Activity) -> str:
     ) + f" (GPM, over {activity.window_seconds:.1f} s)"
 
 
-def _celsius(t: float) -> str:
-    return f"{t:.0f}°C"
-
-
-def _watts(w: float) -> str:
-    return f"{w:.0f} W"
-
-
-def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -> Section:
+def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None,
+            jobs: list[JobResources] | None) -> Section:
     section = Section(f"GPU {gpu.index}  {gpu.name or NA}", style)
     reason = gpu.unavailable.get("gpu")
     if gpu.lost or reason:
@@ -294,16 +281,16 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
         if gpu.activity is not None:
             section.field("Activity", activity_text(gpu.activity))
     section.field("Temperature", _joined(
-        _part("", gpu.temperature_celsius, _celsius),
-        _part("slowdown", gpu.temperature_slowdown_celsius, _celsius),
-        _part("shutdown", gpu.temperature_shutdown_celsius, _celsius),
+        _part("", gpu.temperature_celsius, celsius),
+        _part("slowdown", gpu.temperature_slowdown_celsius, celsius),
+        _part("shutdown", gpu.temperature_shutdown_celsius, celsius),
         _part("fan", gpu.fan_speed_ratio, percent),
     ))
     section.field("Power", _joined(
-        "draw " + _unavailable(gpu, "power_draw_watts", or_na(gpu.power_draw_watts, _watts)),
-        _part("limit", gpu.power_limit_watts, _watts),
+        "draw " + _unavailable(gpu, "power_draw_watts", or_na(gpu.power_draw_watts, watts)),
+        _part("limit", gpu.power_limit_watts, watts),
         _part("range", gpu.power_min_limit_watts,
-              lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, _watts)}"),
+              lambda lo: f"{lo:.0f}–{or_na(gpu.power_max_limit_watts, watts)}"),
         _part("energy", gpu.energy_joules, lambda j: f"{j / 3.6e6:.1f} kWh"),
     ))
     section.field("Clocks", _clocks(gpu.clocks, gpu.max_clocks))
@@ -319,12 +306,14 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
     if gpu.pcie is None:
         section.field("PCIe", NA)
     else:
-        link = (f"{_link(gpu.pcie.generation, gpu.pcie.width)}"
-                f" of {_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
+        link = (f"{pcie_link(gpu.pcie.generation, gpu.pcie.width)}"
+                f" of {pcie_link(gpu.pcie.max_generation, gpu.pcie.max_width)}")
         section.field("PCIe", style.warn(link + " (degraded)") if any(gpu.pcie_below_max()) else link)
     section.field("Health", _health(gpu, style))
     section.field("Topology", _joined(
-        _part("NUMA", gpu.numa_node),
+        # The nodes near it, and its own node where its memory is one (Grace boards).
+        _part("NUMA", gpu.numa_affinity, format_cpulist),
+        _part("own NUMA node", gpu.numa_node),
         _part("CPUs", gpu.cpu_affinity, format_cpulist),
         _part("NVLink", gpu.nvlink_links_active, lambda n: f"{n} active"),
     ))
@@ -332,7 +321,7 @@ def _detail(gpu: Gpu, style: Style, show_processes: bool, host: Memory | None) -
     if gpu.mig is not None:
         render_mig(gpu.mig, section)
     if show_processes:
-        add_process_table(section, gpu)
+        add_process_table(section, gpu, jobs)
     return section
 
 
@@ -344,13 +333,14 @@ def _unavailable(gpu: Gpu, key: str, text: str) -> str:
 
 def gpu_blocks(
     system: GpuSystem | None, style: Style, show_processes: bool = True, note: str | None = None,
-    host_memory: Memory | None = None,
+    host_memory: Memory | None = None, jobs: list[JobResources] | None = None,
 ) -> list[str]:
     """The GPU section's blocks: the summary (first, when there are GPUs), a block per GPU,
     the users. `note`: a line on the data's freshness (stale, or not read and why), shown
-    first; `host_memory`: the system memory that GPUs sharing it draw on. Every name shown
-    is escaped before it is styled (escape.printable_copy)."""
-    system, host_memory = printable_copy(system), printable_copy(host_memory)
+    first; `host_memory`: the system memory that GPUs sharing it draw on; `jobs`: the CPU
+    use of the processes' jobs. Every name shown is escaped before it is styled
+    (escape.printable_copy)."""
+    system, host_memory, jobs = printable_copy(system), printable_copy(host_memory), printable_copy(jobs)
     if system is None or system.status != "ok" or not system.gpus:
         if system is None and note is None:
             return []  # GPU collection switched off
@@ -363,7 +353,8 @@ def gpu_blocks(
             section.line(f"no NVIDIA GPU found (driver {system.driver_version or NA})")
         return [section.render()]
     blocks = [_summary(system, style, note).render()]
-    blocks += [_detail(gpu, style, show_processes, host_memory).render() for gpu in system.gpus]
+    blocks += [_detail(gpu, style, show_processes, host_memory, jobs).render()
+               for gpu in system.gpus]
     if show_processes and system.users:
         users = Section("GPU users", style)
         render_users(system.users, users)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from hwinfo.model.gpu import Mig
+from hwinfo.model.gpu import Mig, MigDevice
 from hwinfo.render.text.layout import Section
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.units import NA, or_na, percent, size
+
+# After a value a simulated machine's import inferred rather than read (MigDevice.guessed).
+GUESSED = "*"
+
+
+def _profile(dev: MigDevice) -> str:
+    if dev.profile is None:
+        return NA
+    return dev.profile + (GUESSED if "profile" in dev.guessed else "")
 
 
 def _mode(mig: Mig) -> str:
@@ -30,7 +39,7 @@ def render_mig(mig: Mig, section: Section) -> None:
             sm_active = dev.activity.sm_active_ratio if dev.activity else None
             rows.append([
                 str(dev.index),
-                dev.profile or NA,
+                _profile(dev),
                 or_na(dev.gpu_instance_id, str),
                 or_na(dev.compute_instance_id, str),
                 or_na(dev.multiprocessor_count, str),
@@ -45,6 +54,9 @@ def render_mig(mig: Mig, section: Section) -> None:
             (True, False, True, True, True, True, True, *([True] if activity else [])),
             indent=2,
         )
+        if any("profile" in dev.guessed for dev in mig.devices):
+            section.line(style.dim(f"{GUESSED} inferred by the import of a dump that names no "
+                                   "profile, not read"), 2)
     if not mig.capacity or all(c.instances_free is None for c in mig.capacity):
         section.line(style.dim("free capacity: not available (needs privileges)"), 2)
     else:

@@ -8,7 +8,7 @@ from hwinfo.escape import printable, printable_copy
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.render.text.layout import WIDTH
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, duration, or_na
+from hwinfo.units import NA, duration, or_na
 
 # A snapshot younger than this is "now": a fresh local report does not print its age.
 _FRESH_SECONDS = 2.0

@@ -19,6 +19,11 @@ def visible_len(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
+def clip(text: str, width: int) -> str:
+    """`text` within `width` columns: a longer one cut, its last column a "…" that says so."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def pad(text: str, width: int, right: bool = False, length: int | None = None) -> str:
     """`text` filled to `width` columns; `length`: its visible length, where known."""
     fill = " " * max(0, width - (visible_len(text) if length is None else length))

@@ -6,7 +6,7 @@ from hwinfo.escape import printable_copy
 from hwinfo.model.memory import Memory
 from hwinfo.render.text.layout import Section
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import NA, or_na, percent, size
+from hwinfo.units import NA, or_na, percent, size
 
 
 def share(part: int | None, whole: int | None) -> str:

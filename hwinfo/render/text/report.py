@@ -5,12 +5,15 @@ from __future__ import annotations
 from hwinfo.escape import printable
 from hwinfo.model.snapshot import Snapshot
 from hwinfo.model.sources import FAILED, STALE, SourceState
+from hwinfo.render.text.claims import render_claims
 from hwinfo.render.text.cpu import render_cpu
 from hwinfo.render.text.gpu import gpu_blocks
 from hwinfo.render.text.host import render_host
 from hwinfo.render.text.memory import render_memory
+from hwinfo.render.text.network import render_network
+from hwinfo.render.text.storage import render_storage
 from hwinfo.render.text.style import Style
-from hwinfo.render.units import duration
+from hwinfo.units import duration
 
 
 def source_note(state: SourceState | None, snapshot_age: float) -> str | None:
@@ -32,9 +35,10 @@ def render_text(
     """`now` (Unix time) adds the snapshot's age where it is old enough to matter;
     `summary_first` puts the GPU summary above everything (what --watch keeps on screen)."""
     age = 0.0 if now is None else snapshot.age_seconds(now)
+    when = snapshot.timestamp_seconds + age
     gpu_note = source_note(snapshot.source("gpu"), age)
     gpus = gpu_blocks(snapshot.gpu, style, show_processes, gpu_note and style.warn(gpu_note),
-                      snapshot.memory)
+                      snapshot.memory, snapshot.jobs)
     first = gpus[:1] if summary_first else []
     blocks = [
         *first,
@@ -42,7 +46,14 @@ def render_text(
         render_cpu(snapshot.cpu, style),
         render_memory(snapshot.memory, style),
         *gpus[len(first):],
+        render_claims(snapshot.claims, snapshot.gpu, style, when),
     ]
+    # After the GPUs: the disks the data sits on and the network jobs talk over. A document
+    # of an hwinfo that did not read them (report --from an older daemon) has neither.
+    if snapshot.storage is not None or snapshot.source("storage") is not None:
+        blocks.append(render_storage(snapshot.storage, style))
+    if snapshot.network is not None or snapshot.source("network") is not None:
+        blocks.append(render_network(snapshot.network, style))
     for error in snapshot.errors:
         if error.source != "gpu" or gpu_note is None:  # the GPU section said it already
             blocks.append(style.warn(printable(f"{error.source}: collection failed: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwinfo.render.units import NA
+from hwinfo.units import NA
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 
 from hwinfo import sim
 from hwinfo.collect.gpu.collector import GpuCollector
-from hwinfo.collect.sources import scenario_owners
+from hwinfo.collect.sources import machine_owners
 from hwinfo.model.gpu import GpuSystem
 from hwinfo.sim.machine import SAMPLE_SECONDS
 
@@ -40,7 +40,7 @@ def simulate() -> Iterator[Callable[..., GpuCollector]]:
     collectors: list[GpuCollector] = []
 
     def start(source: str | Path, **options: Any) -> GpuCollector:
-        collector = GpuCollector(scenario_owners(str(source)), **options)
+        collector = GpuCollector(machine_owners(sim.install(str(source))), **options)
         collectors.append(collector)
         return collector
 

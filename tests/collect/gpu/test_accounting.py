@@ -136,3 +136,82 @@ def test_accounting_turned_off_and_on_starts_afresh(
     machine.set_processes(0, [{"pid": 40, "used_memory_mib": 5}])
     machine.set_processes(0, [])
     assert _jobs(collector) == 2
+
+
+def _restarted(collector: GpuCollector, tmp_path: Path, resume: bool = True) -> GpuCollector:
+    """The daemon stopped, its state kept on disk, and a new one started from that state."""
+    from hwinfo.collect.gpu import accounting_state
+
+    judged = collector.accounting_judged
+    assert judged is not None
+    (tmp_path / accounting_state.FILE_NAME).write_bytes(accounting_state.dumps(judged))
+    collector.close()
+    resumed = accounting_state.load(str(tmp_path)) if resume else None
+    return GpuCollector(collector.owner_of, between_samples=True, accounting_resumed=resumed)
+
+
+def _short_job_while_down(machine: Any) -> None:
+    """pid 21 (seen running before the stop) ends; pid 22 starts and ends: both while down."""
+    machine.set_processes(0, [{"pid": 10, "used_memory_mib": 100, "user": "alice"}])
+    machine.set_processes(0, [{"pid": 10, "used_memory_mib": 100, "user": "alice"},
+                              {"pid": 22, "used_memory_mib": 5}])
+    machine.advance(2)  # pid 22 runs 2 s
+    machine.set_processes(0, [{"pid": 10, "used_memory_mib": 100, "user": "alice"}])
+
+
+def _before_the_stop(simulate: Simulate, scenario_file: ScenarioFile) -> GpuCollector:
+    collector = simulate(scenario_file({"gpus": [{"board": "RTX-A5000", "processes": [
+        {"pid": 10, "used_memory_mib": 100, "user": "alice"}], "accounting": {"enabled": True}}]}),
+        between_samples=True)
+    collector.collect()
+    _machine().set_processes(0, [{"pid": 10, "used_memory_mib": 100, "user": "alice"},
+                                 {"pid": 21, "used_memory_mib": 5, "user": "bob"}])
+    collector.collect()  # pid 21 listed running: the process lists count it
+    return collector
+
+
+def test_a_restarted_daemon_counts_what_ended_while_it_was_down(
+    simulate: Simulate, scenario_file: ScenarioFile, tmp_path: Path
+) -> None:
+    collector = _restarted(_before_the_stop(simulate, scenario_file), tmp_path)
+    _short_job_while_down(_machine())
+    # Served at 0 first, so that Prometheus's increase() sees the job as growth.
+    assert [(u.user, u.processes) for u in collector.collect().accounted] == [
+        (None, 0), ("alice", 0)]
+    for _ in range(2):  # then pid 22, once; pid 21 was seen running, so it is not a short job
+        unknown, alice = collector.collect().accounted
+        assert (unknown.user, unknown.processes, alice.processes) == (None, 1, 0)
+        assert unknown.run_seconds == pytest.approx(2, abs=0.1)
+    collector.close()
+
+
+def test_without_its_state_a_restarted_daemon_loses_them(
+    simulate: Simulate, scenario_file: ScenarioFile, tmp_path: Path
+) -> None:
+    collector = _restarted(_before_the_stop(simulate, scenario_file), tmp_path, resume=False)
+    _short_job_while_down(_machine())
+    for _ in range(3):
+        assert sum(u.processes for u in collector.collect().accounted) == 0
+    collector.close()
+
+
+def test_what_ended_before_the_last_judgement_is_not_counted_again(
+    simulate: Simulate, scenario_file: ScenarioFile, tmp_path: Path
+) -> None:
+    """An entry the last daemon never judged (its statistics could not be read) that ended
+    before that daemon's last word: either daemon could have seen it, so neither counts it."""
+    from hwinfo.collect.gpu import accounting_state
+
+    collector = _before_the_stop(simulate, scenario_file)
+    _short_job_while_down(_machine())
+    judged = collector.accounting_judged
+    assert judged is not None
+    (uuid, kept), = judged.items()
+    later = accounting_state.Judged(kept.at + 3600, kept.entries)
+    (tmp_path / accounting_state.FILE_NAME).write_bytes(accounting_state.dumps({uuid: later}))
+    collector.close()
+    resumed = GpuCollector(collector.owner_of, between_samples=True,
+                           accounting_resumed=accounting_state.load(str(tmp_path)))
+    for _ in range(2):
+        assert sum(u.processes for u in resumed.collect().accounted) == 0
+    resumed.close()

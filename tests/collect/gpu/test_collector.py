@@ -29,7 +29,8 @@ def test_dgx_inventory_matches_scenario(simulate: Callable[..., GpuCollector]) -
         assert gpu.name == "NVIDIA A100-SXM4-80GB"
         assert gpu.pci_bus_id == spec["pci_bus_id"]
         assert gpu.serial == spec["serial"]
-        assert gpu.numa_node == spec["numa_node"]
+        assert gpu.numa_node is None  # x86: NVML has no NUMA node of a GPU (nvml.h)
+        assert gpu.numa_affinity == [(3, 3, 1, 1, 7, 7, 5, 5)[gpu.index]]  # NPS4, from the PCI tree
         assert gpu.cpu_affinity == parse_cpulist(spec["cpu_affinity"])
         assert gpu.nvlink_links_active == spec["nvlink_links"]
         assert gpu.cuda_compute_capability == "8.0" and gpu.architecture == "ampere"

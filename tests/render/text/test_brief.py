@@ -16,13 +16,21 @@ def _lines(scenario: str | Path) -> list[str]:
     return render_brief(_snapshot(scenario), Style(color=False)).splitlines()
 
 
+# Host, CPU, memory, disks and network come before the GPUs' line.
+GPUS_LINE = 5
+# Those, the GPUs' line, the table's heading and 8 rows, and the users' heading.
+ABOVE_USERS = GPUS_LINE + 1 + 1 + 8 + 1
+
+
 def test_eight_gpus_fit_one_screen() -> None:
     for scenario in ("dgx-a100-mig", "dgx-h100", "faults-demo"):
         lines = _lines(scenario)
         assert len(lines) <= LINES and max(len(line) for line in lines) <= 80
     lines = _lines("dgx-a100-mig")
-    assert lines[3].startswith("GPUs  8 · driver 550.54.15")
-    assert [line.split()[0] for line in lines[5:13]] == [str(i) for i in range(8)]
+    assert lines[GPUS_LINE].startswith("GPUs  8 · driver 550.54.15")
+    assert [lines[3][:6], lines[4][:6]] == ["Disk  ", "Net   "]
+    assert [line.split()[0] for line in lines[GPUS_LINE + 2:GPUS_LINE + 10]] == [
+        str(i) for i in range(8)]
 
 
 def test_users_are_totals_across_gpus_busiest_first() -> None:
@@ -46,14 +54,14 @@ def _crowd(tmp_path: Path) -> Path:
 def test_many_users_end_in_a_count(tmp_path: Path) -> None:
     lines = _lines(_crowd(tmp_path))
     assert len(lines) == LINES
-    assert lines[-1] == f"  +{30 - (LINES - 14 - 1)} more users"
+    assert lines[-1] == f"  +{30 - (LINES - ABOVE_USERS - 1)} more users"
     assert lines[lines.index("Users") + 1].split()[0] == "user29"
 
 
 def test_no_driver_is_one_line() -> None:
     lines = _lines("no-driver")
-    assert lines[3] == "GPUs  no NVIDIA driver installed (libnvidia-ml.so.1 not found)"
-    assert len(lines) == 4
+    assert lines[GPUS_LINE] == "GPUs  no NVIDIA driver installed (libnvidia-ml.so.1 not found)"
+    assert len(lines) == GPUS_LINE + 1
 
 
 def test_collection_errors_count_against_the_budget(tmp_path: Path) -> None:
@@ -66,7 +74,7 @@ def test_collection_errors_count_against_the_budget(tmp_path: Path) -> None:
     assert len(lines) == LINES
     assert lines[-2:] == ["cpu: collection failed: cannot read /proc/cpuinfo",
                           "memory: collection failed: cannot read /proc/meminfo"]
-    assert lines[-3] == f"  +{30 - (LINES - 14 - 1 - 2)} more users"
+    assert lines[-3] == f"  +{30 - (LINES - ABOVE_USERS - 1 - 2)} more users"
 
 
 def test_more_errors_than_room_end_in_a_count() -> None:

@@ -98,3 +98,53 @@ def test_sm_cpu_rss_and_time_of_a_real_process(tmp_path: Path) -> None:
     assert header == ["PID", "User", "Memory", "T", "SM", "Command"]
     assert [row[4] for row in rows] == ["n/a", "n/a", "5%", "n/a"]
     assert all(row[1] == "?" for row in rows)
+
+
+def test_long_names_are_cut_with_a_mark_not_widening_every_row(tmp_path: Path) -> None:
+    """A 255-character unit and a 100,000-character user name (a tree's passwd) stay within
+    their columns, cut with "…"; the other processes' rows keep the table's width."""
+    from hwinfo.render.text.gpu_processes import NAME_WIDTH
+    from tests.fixtures.cgroups import attributed_tree, write_process
+
+    root = attributed_tree(tmp_path)
+    long_user = "u" * 100_000
+    (root / "etc/passwd").write_text((root / "etc/passwd").read_text() + f"{long_user}:x:1001:1001::/h:/bin/sh\n")
+    unit = "x" * 247 + ".service"
+    write_process(root, 2264, 1001, "/usr/bin/gnome-shell", f"0::/system.slice/{unit}\n".encode())
+    done = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--simulate", "workstation-geforce",
+                           "--root", str(root), "--no-color"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    lines = done.stdout.splitlines()
+    row = next(line for line in lines if " 2264 " in line)
+    assert f"{long_user[:NAME_WIDTH - 1]}…" in row and f"{unit[:NAME_WIDTH - 1]}…" in row
+    assert long_user not in done.stdout and unit not in done.stdout
+    # The two columns are NAME_WIDTH wide, so every row of the table is as before.
+    header = lines[max(i for i, line in enumerate(lines[:lines.index(row)])
+                       if line.lstrip().startswith("PID"))]
+    assert header.index("Job") - header.index("User") == NAME_WIDTH + 2
+    assert header.index("Memory") - header.index("Job") < NAME_WIDTH + 2 + len("Memory")
+    users = done.stdout[done.stdout.index("GPU users"):]
+    assert f"{long_user[:NAME_WIDTH - 1]}…" in users and long_user not in users
+
+
+def test_each_process_s_job_cpu_beside_its_gpu_use(tmp_path: Path) -> None:
+    """A Slurm job on cgroup v2 with 16 CPUs (tests/fixtures/job_cgroups.py), whose counter
+    does not move between the report's two readings: 0 of 16 CPUs busy; a process without a
+    job has no figure."""
+    from tests.fixtures.job_cgroups import SLURM_V2, write_host
+    from tests.fixtures.machines import MACHINES, write_tree
+
+    root = write_host(SLURM_V2, write_tree(MACHINES["x86-2s-smt"], tmp_path))
+    scenario = tmp_path / "job.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "a job", "gpus": [
+        {"board": "A100-SXM4-80GB", "utilization_gpu_percent": 30, "processes": [
+            {"pid": SLURM_V2.pid, "used_memory_mib": 1024, "user": "nobody", "command": "python"},
+            {"pid": _NOWHERE, "used_memory_mib": 1024, "user": "bob", "command": "python"}]}]}))
+    done = subprocess.run([sys.executable, "-m", "hwinfo", "report", "--simulate", str(scenario),
+                           "--root", str(root), "--no-color"], capture_output=True, text=True,
+                          timeout=60, check=True)
+    header, *rows = _table(done.stdout, 0)
+    assert header[header.index("T") + 1:][:2] == ["Job", "CPU"]  # the "Job CPU" column
+    by_pid = {row[0]: row for row in rows}
+    assert "0.0/16" in by_pid[str(SLURM_V2.pid)] and "slurm:3385.0" in by_pid[str(SLURM_V2.pid)]
+    assert "0.0/16" not in by_pid[str(_NOWHERE)]

@@ -34,6 +34,8 @@ def test_fresh_snapshot_has_no_age_and_no_note() -> None:
     snapshot.sources = [SourceState("gpu", "ok", snapshot.timestamp_seconds, 0.0, None)]
     text = render_text(snapshot, PLAIN, now=snapshot.timestamp_seconds + 0.5)
     assert " ago" not in text and "stale" not in text
+    assert text.splitlines()[2].startswith("  taken ")  # the header, without an age
+    assert _gpu_section(text)[0].startswith("  Driver ")  # the GPU section, without a note
 
 
 def test_gpu_not_read_is_said_in_the_gpu_section_once() -> None:
