@@ -76,10 +76,20 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         stack = running.enter_context(prometheus_scraping(
             daemons, workdir / "prometheus", rule_files=[rules_every_second(workdir)]))
         stack.wait_until_scraped()
-        wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules", lambda: stack.query(
-            f'count_over_time(hwinfo:ledger_attributed_held:share{{slurm_job="{job}"}}[1m])'
-            f" >= {RULE_SAMPLES}"), timeout=40)
+        wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules",
+                 lambda: _attributed(stack, job, pid), timeout=120)
         yield Lab(cluster, job, pid, array_job, array_pid, scenario, daemons, stack)
+
+
+def _attributed(stack: Stack, job: str, pid: int) -> bool:
+    """Whether the rules have charged the job RULE_SAMPLES times on each host; if not, what
+    was seen (for wait_for's message)."""
+    counts = [float(series["value"][1]) for series in stack.query(
+        f'count_over_time(hwinfo:ledger_attributed_held:share{{slurm_job="{job}"}}[1m])')]
+    assert len(counts) == 2 and min(counts) >= RULE_SAMPLES, (
+        f"job {job}'s evaluations per host: {counts}; its process {pid} "
+        + ("runs" if Path(f"/proc/{pid}").exists() else "has ended"))
+    return True
 
 
 def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
