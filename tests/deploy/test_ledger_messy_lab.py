@@ -51,7 +51,7 @@ INTERVAL = 1.0  # the rules' evaluation interval in this lab
 SCRAPE = 1.0  # Prometheus's scrape interval here
 FOR = "3s"  # the idle-holder alert's `for`, shortened
 SAMPLE = 0.5  # the daemons' sampling interval
-NVML_DEADLINE = 30  # how long the hung host's daemon waits on NVML before giving up
+NVML_DEADLINE = 120  # how long the hung host's daemon waits on NVML before giving up
 MIB = 2**20
 
 
@@ -336,18 +336,19 @@ def test_unseen_time_is_said_never_charged_never_lost(run: Run) -> None:
 
 
 def test_a_hung_gpu_is_charged_from_its_second_missed_sample_not_its_deadline(run: Run) -> None:
-    """gus's NVML hangs in a sample, and his daemon waits 30 s before it gives up. By hand:
+    """gus's NVML hangs in a sample, and his daemon waits 120 s before it gives up. By hand:
     his last good sample began at T (hwinfo_last_success_timestamp_seconds); the hung one
     SAMPLE (0.5 s) later; two sampling intervals (1 s) on, his daemon flags its GPU data
     stalled; a scrape (1 s) and an evaluation (1 s) later no one is charged. gus's last held
-    evaluation: by T + 3.5 s (the deadline's flag alone would have charged him to T + 32)."""
+    evaluation: by T + 3.5 s (the deadline's flag alone would have charged him to T + 122)."""
     hangs = run.daemons["hangs"].removeprefix("http://")
     (good,) = run.stack.query(f'max_over_time(hwinfo_last_success_timestamp_seconds{{instance="{hangs}",'
                               f'source="gpu"}}[10m])')
     (held,) = run.stack.query('hwinfo:ledger_held:share{user="gus"}[10m]')
     last_charged = float(held["values"][-1][0])
     last_good = float(good["value"][1])
-    # A third of the deadline: room for a loaded machine's late scrapes and evaluations.
+    # A third of the deadline: room for a loaded machine's late scrapes and evaluations, and
+    # far from what the deadline's flag would have charged.
     assert last_charged - last_good < NVML_DEADLINE / 3, (last_good, last_charged)
     assert last_charged - last_good > SAMPLE  # the hung sample's start was still seen
 
