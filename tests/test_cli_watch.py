@@ -97,4 +97,4 @@ def test_a_from_watch_keeps_trying_until_the_daemon_answers(terminal) -> None:
         assert "Tesla T4" in lines[3]
     finally:
         daemon.terminate()
-        daemon.wait(10)
+        daemon.wait(60)

@@ -36,7 +36,7 @@ class Slurm:
         return {**os.environ, "SLURM_CONF": str(self.conf)}
 
     def run(self, *args: str) -> str:
-        done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=30,
+        done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=120,
                               check=False)
         assert done.returncode == 0, f"{' '.join(args)}: {done.stderr.strip()}\n{self.logs()}"
         return done.stdout
@@ -61,7 +61,7 @@ class Slurm:
                     return int(pid)
             return None
 
-        return wait_for(f"job {job}'s {command}", found, timeout=30)
+        return wait_for(f"job {job}'s {command}", found, timeout=120)
 
 
 def _daemon(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -169,7 +169,7 @@ def slurm(workdir: Path, confined: bool = False) -> Iterator[Slurm]:
                     check=False).returncode == 0)
         try:
             wait_for(f"node {node} idle", lambda: "idle" in stack.run(
-                "sinfo", "-h", "-n", node, "-o", "%T"), timeout=30)
+                "sinfo", "-h", "-n", node, "-o", "%T"), timeout=120)
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{stack.logs()}") from None
         yield stack

@@ -100,7 +100,7 @@ def alertmanager(workdir: Path, config: dict[str, Any]) -> Iterator[str]:
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -137,7 +137,7 @@ def test_the_idle_holder_is_told_and_told_again_when_it_resolves(tmp_path: Path)
             busy_erin["gpus"][0]["utilization_gpu_percent"] = 90
             idle_file.write_text(json.dumps(busy_erin))
             erin_host.proc.terminate()
-            erin_host.proc.wait(timeout=10)
+            erin_host.proc.wait(timeout=60)
             # Back on the port Prometheus scrapes: the kernel chose it, nobody else took it.
             with serving(*erin_args, "--port", erin_host.rsplit(":", 1)[1]):
                 def resolved() -> bool:

@@ -56,7 +56,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         prometheus.wait_until_scraped()
         wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules", lambda: prometheus.query(
             "count_over_time(hwinfo:ledger_attributed_held:share"
-            f'{{slurm_job="3385"}}[1m]) >= {RULE_SAMPLES}'), timeout=40)
+            f'{{slurm_job="3385"}}[1m]) >= {RULE_SAMPLES}'), timeout=120)
         yield prometheus
 
 

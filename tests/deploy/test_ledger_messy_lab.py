@@ -157,7 +157,7 @@ def _restart(running: ExitStack, old: Daemon, scenario: Path, run: Run) -> Daemo
     """Stop a daemon and start it again on its port, recording erin's alert all along."""
     port = old.rsplit(":", 1)[1]
     old.proc.terminate()
-    old.proc.wait(timeout=10)
+    old.proc.wait(timeout=60)
 
     def scrape_failed() -> bool:
         run.alert_states.append((time.time(), *erin_s_alert(run.stack)))
@@ -199,7 +199,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             _restart(running, daemons["restarts"], workdir / "restarts.json", result)
             time.sleep(3)  # fay's hold is charged for a while in the window
             daemons["stops"].proc.terminate()
-            daemons["stops"].proc.wait(timeout=10)
+            daemons["stops"].proc.wait(timeout=60)
             result.stopped_at = time.time()
             wait_for("the stopped and the hung host to be unseen for a while", lambda: len(
                 stack.query("count_over_time(hwinfo:ledger_unseen:gpus[1m]) >= 5")) == 2,

@@ -176,7 +176,7 @@ def test_an_unknown_job_is_one_line_and_exit_1(lab: Lab) -> None:
 
 def test_series_end_with_the_job(lab: Lab) -> None:
     lab.slurm.run("scancel", lab.job)
-    wait_for("the job's process to end", lambda: not Path(f"/proc/{lab.pid}").exists(), timeout=30)
+    wait_for("the job's process to end", lambda: not Path(f"/proc/{lab.pid}").exists())
 
     def gone() -> bool:
         with urllib.request.urlopen(lab.daemons[0] + "/metrics", timeout=10) as response:

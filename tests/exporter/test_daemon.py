@@ -324,7 +324,7 @@ def test_tls_and_basic_auth(tmp_path: Path, pki: Any) -> None:
 def test_bad_startup_is_one_line(args: tuple[str, ...], says: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "hwinfo", "serve", "--simulate", "cloud-t4", "--port", "0", *args],
-        capture_output=True, text=True, timeout=30, check=False,
+        capture_output=True, text=True, timeout=60, check=False,
     )
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert says in result.stderr.strip().splitlines()[-1]
@@ -336,7 +336,7 @@ def test_port_in_use_is_one_line() -> None:
         result = subprocess.run(
             [sys.executable, "-m", "hwinfo", "serve", "--simulate", "cloud-t4",
              "--address", "127.0.0.1", "--port", port],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True, text=True, timeout=60, check=False,
         )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "in use" in result.stderr.strip().splitlines()[-1]

@@ -328,7 +328,7 @@ def test_ctrl_c_at_a_terminal_reaches_the_child_once() -> None:
         run.send_signal(signal.SIGTERM)  # to the run alone, which sends it on
         output = read_until(b"SIGINTs", b"")
         output = read_until(b"\n", output[output.index(b"SIGINTs"):])  # the whole line
-        assert run.wait(timeout=30) == 0
+        assert run.wait(timeout=60) == 0
         assert b"SIGINTs 1" in output, output
     finally:
         if run.poll() is None:
