@@ -39,6 +39,11 @@ CPUS_BUSY = 3.0  # of the Slurm job's 16
 QUOTA = 1.5  # the container's, all used
 READ_PER_SECOND = 2e6
 IO_WAITING = 0.6
+# The range the figures are read over: five roll-ups. A rate's error is at the range's ends
+# (a daemon's sample up to an interval old when scraped, a scrape late on a loaded machine),
+# so a longer range holds it further inside the tolerances (with three, the container's
+# efficiency once read 0.92 of 1).
+RANGE = 5 * ROLLUP_SECONDS
 _SLURM_DIR = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_3385"
 _DOCKER_DIR = f"sys/fs/cgroup/cpu,cpuacct/docker/{CONTAINER}"
 
@@ -113,18 +118,18 @@ def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         wait_for("three roll-ups of both jobs", lambda: stack.query(
             f"count(count_over_time(hwinfo:ledger_job_seen:count_1h[{6 * ROLLUP_SECONDS}s]) "
             ">= 3) == 2"), timeout=10 * ROLLUP_SECONDS + 60)
-        # Begun before the longest range read: a loaded machine's missed scrapes leave gaps
-        # (the host unseen at those evaluations), which the ratios read here do not mind.
-        window = 5 * ROLLUP_SECONDS
+        # Begun before the ranges read (RANGE, ending up to a roll-up before now): a loaded
+        # machine's missed scrapes leave gaps (the host unseen at those evaluations), which
+        # the ratios read here do not mind.
         wait_for("busy records from before the ranges read", lambda: stack.query(
             f"count(last_over_time(hwinfo:ledger_attributed_busy:share[{ROLLUP_SECONDS}s] "
-            f"offset {window}s)) == 2"), timeout=180)
+            f"offset {RANGE + ROLLUP_SECONDS}s)) == 2"), timeout=180)
         yield Lab(stack, request.param)
 
 
 def _since(lab: Lab) -> list[str]:
-    """Three roll-ups, up to where the engine holds every record."""
-    return ["--since", f"{3 * ROLLUP_SECONDS}s", "--until", f"{recorded_until(lab.stack):.3f}"]
+    """RANGE, up to where the engine holds every record."""
+    return ["--since", f"{RANGE}s", "--until", f"{recorded_until(lab.stack):.3f}"]
 
 
 def test_hwinfo_job_tells_the_io_bound_job_and_its_figures(lab: Lab) -> None:
@@ -159,7 +164,7 @@ def test_hours_and_minutes_give_what_minutes_alone_give(lab: Lab) -> None:
     """usage reads whole roll-ups where the range holds them: the job's efficiency is its
     minute records' own ratio over the same range."""
     until = recorded_until(lab.stack)
-    span = f"{5 * ROLLUP_SECONDS}s"
+    span = f"{RANGE}s"
     document = answer("usage", "--prometheus", lab.stack.prometheus, "--since", span,
                       "--until", f"{until:.3f}", "--by", "job")
     (row,) = [r for r in document["rows"] if r["job"] == "3385"]
