@@ -240,8 +240,8 @@ def test_a_slurm_job_s_verdict_and_efficiency_are_the_hand_truth(lab: Lab, name:
 
 def test_the_burner_is_cpu_bound_as_its_hand_truth_says(lab: Lab) -> None:
     """Near its allotment, or starved by others' work on its saturated CPU: cpu-bound."""
-    assert _expected(lab.window.cpu_efficiency("burn", 1.0), 0.1,
-                     lab.window.cpus_busy("burn")) == "cpu-bound"
+    efficiency, busy = lab.window.cpu_efficiency("burn", 1.0), lab.window.cpus_busy("burn")
+    assert _expected(efficiency, 0.1, busy) == "cpu-bound", (efficiency, busy)
     document = _job(lab, "burn")
     assert document["verdict"] == "cpu-bound"
 
