@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.host import Host, eight_idle_h100s, simulated_host, wait_for
+from tests.run.host import Host, eight_idle_h100s, nameless_uid, simulated_host, wait_for
 
 
 @pytest.fixture
@@ -55,6 +55,29 @@ def test_a_command_that_cannot_start_gives_the_shells_status_and_its_claim_back(
     assert (done.returncode, done.stderr) == (
         127, "hwinfo run: command not found: no-such-command-here\n")
     assert list(host.claims.iterdir()) == []
+
+
+def test_a_user_without_a_name_does_not_take_a_gpu_whose_processes_owner_is_unknown(
+        tmp_path: Path) -> None:
+    """A user without an account name was None, as is the owner of a process hwinfo cannot
+    name (another container's): that process counted as theirs, and its GPU was handed out."""
+    nameless = nameless_uid()
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"format": 1, "description": "a GPU of another container",
+                                    "gpus": [{"board": "A100-SXM4-80GB", "processes": [
+                                        {"pid": 4242, "used_memory_mib": 1024, "user": "x",
+                                         "command": "python", "visible": False}]}]}))
+    claims = tmp_path / "claims"
+    claims.mkdir(mode=0o1777)
+    claims.chmod(0o1777)
+    as_nameless = f"import os; os.geteuid = lambda: {nameless}; from hwinfo.entry import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", as_nameless, "run", "--simulate", str(scenario), "--", "true"],
+        capture_output=True, text=True, env={**os.environ, "HWINFO_CLAIMS_DIR": str(claims)},
+        timeout=300, check=False)
+    assert done.returncode == 75, done.stderr
+    assert "0 fit now; the others are short of free memory or hold other users' processes" in (
+        done.stderr)
 
 
 def test_a_claims_directory_anyone_could_tamper_with_is_refused(tmp_path: Path) -> None:

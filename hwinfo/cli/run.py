@@ -94,11 +94,14 @@ def _read(gpu: GuardedGpu) -> GpuSystem:
         return GpuSystem("error", str(exc), None, None, None)
 
 
-def _me() -> str | None:
+def _me() -> str:
+    """This user as processes' owners are named: the account's name, else the number. Never
+    None, which stands for an owner not known: a user without a name took devices whose
+    processes' owners could not be named (another container's) for their own."""
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
-        return None
+        return str(os.geteuid())
 
 
 def _start(command: tuple[str, ...], simulate: str | None, uuids: list[str], where: str,

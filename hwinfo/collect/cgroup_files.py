@@ -107,8 +107,8 @@ def io_stat(text: str | None) -> Devices | None:
         return None
     devices: Devices = {}
     for line in text.splitlines()[:MAX_LINES]:
-        device, *pairs = line.split()
-        if not _DEVICE.fullmatch(device or "") or device in devices:
+        device, *pairs = line.split() or [""]  # a blank line: no kernel's, skipped
+        if not _DEVICE.fullmatch(device) or device in devices:
             continue
         values = dict(pair.partition("=")[::2] for pair in pairs[:16])
         devices[device] = (u64(values.get("rbytes", "")), u64(values.get("wbytes", "")))
@@ -146,7 +146,7 @@ def pressure(text: str | None) -> Pressure | None:
     """A <resource>.pressure file: "some avg10=… total=<µs>" and "full …"."""
     totals: dict[str, float] = {}
     for line in (text or "").splitlines()[:4]:
-        kind, *pairs = line.split()
+        kind, *pairs = line.split() or [""]  # a blank line: no kernel's, skipped
         values = dict(pair.partition("=")[::2] for pair in pairs[:8])
         total = u64(values.get("total", ""))
         if kind in ("some", "full") and total is not None:

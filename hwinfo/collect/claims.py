@@ -133,11 +133,22 @@ class Reading:
     last_sequence: int  # the highest number an entry took, live or dead
     complete: bool = True  # False: more entries than MAX_ENTRIES, the rest not judged
 
+    @property
+    def next_sequence(self) -> int:
+        """The number a new entry takes: one more than any so far, but never past what a
+        reader accepts. Anyone may leave a file holding the largest: one more made every later
+        claim one that readers refused, and its devices were handed out again. Entries that
+        share it are ordered by their time, then name, as those of one instant are."""
+        return min(self.last_sequence + 1, MAX_SEQUENCE)
+
 
 def read_directory(fd: int, path: str) -> Reading:
     """Judge every entry of the open claims directory."""
     reading = Reading([], [], [], [], 0)
-    seen: set[tuple[int, int]] = set()
+    # One entry per file, whatever its names. A file named both a claim and a ticket is a
+    # claim: hwinfo run never renames one into the other, so the ticket name is someone's link,
+    # which must not turn a live claim into a waiter and free its devices for others.
+    found: dict[tuple[int, int], Entry] = {}
     for count, name in enumerate(_names(fd)):
         if count == MAX_ENTRIES:
             reading.ignored.append(f"{path} holds more than {MAX_ENTRIES} entries: "
@@ -155,9 +166,11 @@ def read_directory(fd: int, path: str) -> Reading:
         except _Refused as exc:
             reading.ignored.append(f"{path}/{name}: {exc}; ignored")
             continue
-        if entry is not None and entry.inode not in seen:
-            seen.add(entry.inode)
-            (reading.claims if name.endswith(CLAIM) else reading.waiters).append(entry)
+        if entry is not None and (entry.inode not in found
+                                  or name.endswith(CLAIM) and not _is_claim(found[entry.inode])):
+            found[entry.inode] = entry
+    for entry in found.values():
+        (reading.claims if _is_claim(entry) else reading.waiters).append(entry)
     reading.claims.sort(key=lambda e: (e.ctime_ns, e.sequence, e.name))
     reading.waiters.sort(key=lambda e: (e.ctime_ns, e.sequence, e.name))
     return reading
@@ -186,6 +199,10 @@ def to_claims(path: str, reading: Reading, with_commands: bool) -> Claims:
                 e.request) for i, e in enumerate(reading.waiters, 1)],
         reading.ignored,
     )
+
+
+def _is_claim(entry: Entry) -> bool:
+    return entry.name.endswith(CLAIM)
 
 
 class _Refused(Exception):

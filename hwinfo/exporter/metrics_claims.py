@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 from hwinfo.exporter.metric import Metric, Sample
 from hwinfo.exporter.metrics_gpu import GPU_LABELS, gpu_labels, gpus
-from hwinfo.exporter.metrics_users import UNKNOWN_USER
 from hwinfo.model.claims import Claim
 from hwinfo.model.snapshot import Snapshot
 
@@ -32,7 +31,9 @@ def _claimed(s: Snapshot) -> Iterator[tuple[tuple[str, ...], Claim]]:
         for uuid, ids in places:
             claim = s.claims.holder_of(uuid)
             if claim is not None:
-                yield (*gpu_labels(gpu), *ids, claim.user or UNKNOWN_USER), claim
+                # A uid without a name by its number, as its processes are labelled: the
+                # ledger charges the claim's idle time to the user its processes' time goes to.
+                yield (*gpu_labels(gpu), *ids, claim.user or str(claim.uid)), claim
 
 
 def _info(s: Snapshot) -> Iterator[Sample]:

@@ -124,7 +124,10 @@ _FILE_LIMIT = inputs.PEM_LIMIT_BYTES
 _CONFIG_LIMIT = 256 << 10
 
 # Modular crypt format of bcrypt: variant, two-digit cost 04..31, 22 salt + 31 hash characters.
-_BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+# The salt's 22 characters carry 16 bytes, so the last holds 2 bits: one of ".Oeu". Another is
+# a salt bcrypt refuses at every check, so the file would start and turn every login away.
+_BCRYPT_HASH = re.compile(
+    r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{21}[.Oeu][./A-Za-z0-9]{31}")
 # Each step of cost doubles a check: 14 takes about a second on a server core. An unknown
 # user is checked against a decoy of the highest cost configured, so one hash of cost 31
 # (days a check) would stall every login that names no real user.

@@ -296,7 +296,7 @@ def possible(held: float, parts: float, gpus: int, covered: float, interval: flo
     """A LedgerError where `held` GPU-seconds (less NVML's accounted ones) and their busy,
     idle and unknown `parts` are more than `gpus` GPUs seen for `covered` s can hold: at most
     one holder's share of each GPU at each evaluation, and parts of held. Two evaluations a
-    GPU are allowed over: vmalert's records lag one evaluation a step."""
+    GPU are allowed over: one evaluation at each edge of the range."""
     slack = 2 * interval * max(gpus, 1)
     if held > gpus * (covered + interval) + slack:
         raise LedgerError(f"{url}: {hours(held)} GPU-hours held in {duration_text(covered)} of "

@@ -47,7 +47,9 @@ class Asker:
     """A request and the user who made it."""
 
     request: Request
-    user: str | None
+    # Named as processes' owners are (their name, else their number): never None, which is a
+    # process's owner not known, and never theirs.
+    user: str
 
 
 def devices(system: GpuSystem) -> list[Device]:

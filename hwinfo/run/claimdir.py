@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from hwinfo.collect.claims import (
     DEFAULT_DIRECTORY,
+    MAX_COMMAND_ARGS,
     TEMP,
     ClaimsError,
     Reading,
@@ -36,6 +37,12 @@ ENTRY_MODE = 0o644
 # The directory's lock is held for the few milliseconds of one decision; one held past this
 # is someone else's doing (a stopped or hostile process), and waiting on it ends.
 LOCK_PATIENCE_SECONDS = 10.0
+# What an entry keeps of its command, which is there for people to read: at most this much of
+# JSON, each argument at most ARGUMENT_CHARS. The file must stay one every reader accepts (at
+# most MAX_ENTRY_BYTES, MAX_COMMAND_ARGS arguments): a longer command made the claim
+# unreadable to the next run, which was handed the same device. 64 MIG devices take 7 KiB.
+COMMAND_BYTES = 6 * 1024
+ARGUMENT_CHARS = 256
 
 
 class Busy(Exception):
@@ -103,10 +110,10 @@ class Directory:
     def add(self, suffix: str, request: Request, argv: Sequence[str],
             devices: Sequence[str] = (), sequence: int = 0) -> Held:
         """A new claim or ticket of this process, locked before it takes its name. Decided
-        under the lock, `sequence` is one more than any entry's so far (Reading.last_sequence)."""
+        under the lock, `sequence` is Reading.next_sequence."""
         base = f"{os.geteuid()}.{os.getpid()}.{secrets.token_hex(8)}"
         temp, name = f".{base}{TEMP}", base + suffix
-        content = json.dumps({"devices": list(devices), "command": list(argv),
+        content = json.dumps({"devices": list(devices), "command": kept_command(argv),
                               "request": dataclasses.asdict(request), "sequence": sequence}).encode()
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      ENTRY_MODE, dir_fd=self.fd)
@@ -130,6 +137,29 @@ class Directory:
                 os.unlink(name, dir_fd=self.fd)
             except OSError:
                 pass  # removed by another of this user's runs, or not ours to remove after all
+
+
+def kept_command(argv: Sequence[str]) -> list[str]:
+    """The command as an entry keeps it: each argument cut to ARGUMENT_CHARS; where they are
+    more than MAX_COMMAND_ARGS or COMMAND_BYTES, the first that fit, then a last one saying how
+    many were left out."""
+    cut = [a if len(a) <= ARGUMENT_CHARS else a[:ARGUMENT_CHARS - 1] + "…"
+           for a in argv[:MAX_COMMAND_ARGS]]
+    if len(argv) <= MAX_COMMAND_ARGS and _fitting(cut, COMMAND_BYTES) == len(cut):
+        return cut
+    # Room for the count; the program's name is always kept (an entry needs one).
+    kept = max(1, min(_fitting(cut, COMMAND_BYTES - 64), MAX_COMMAND_ARGS - 1))
+    return [*cut[:kept], f"… ({len(argv) - kept} more arguments)"]
+
+
+def _fitting(arguments: list[str], budget: int) -> int:
+    """How many of the first arguments fit `budget` bytes of JSON."""
+    size = 0
+    for count, argument in enumerate(arguments):
+        size += len(json.dumps(argument)) + 2
+        if size > budget:
+            return count
+    return len(arguments)
 
 
 def _made(path: str) -> int:

@@ -71,7 +71,7 @@ def obtain(directory: Directory, read_gpus: Callable[[], GpuSystem], asker: Aske
                     got = None if unread else choose(every, claimed, ahead, asker)
                     if got is not None:
                         claim = directory.add(CLAIM, asker.request, argv, [d.uuid for d in got],
-                                              reading.last_sequence + 1)
+                                              reading.next_sequence)
                         if ticket is not None:  # out of line before anyone decides again
                             ticket.release()
                             ticket = None
@@ -82,7 +82,7 @@ def obtain(directory: Directory, read_gpus: Callable[[], GpuSystem], asker: Aske
                         raise NoFit(_gave_up(asker, wait_seconds, standing))
                     if ticket is None:
                         ticket = directory.add(WAIT, asker.request, argv,
-                                               sequence=reading.last_sequence + 1)
+                                               sequence=reading.next_sequence)
                     looked = _state(reading)
             except Busy as exc:
                 raise NoFit(str(exc)) from None
@@ -106,7 +106,7 @@ def _ahead(reading: Reading, ticket: Held | None) -> list[Asker]:
     for entry in reading.waiters:
         if ticket is not None and entry.name == ticket.name:
             break
-        ahead.append(Asker(entry.request, names(entry.uid)))
+        ahead.append(Asker(entry.request, names(entry.uid) or str(entry.uid)))
     return ahead
 
 

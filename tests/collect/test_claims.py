@@ -88,6 +88,22 @@ def test_a_claim_given_a_second_name_counts_once_and_still_counts(claims: Path) 
         directory.close()
 
 
+def test_a_claim_given_ticket_names_stays_a_claim(claims: Path) -> None:
+    """A link named as a ticket must not turn a live claim into a waiter, which freed its
+    device for the next run (two runs handed one GPU), whichever name the listing gives first."""
+    directory = Directory(str(claims))
+    held = directory.add(".claim", ASKED, ["job"], [GPU])
+    try:
+        for pid in range(1, 21):
+            os.link(claims / held.name, claims / f"{ME}.{pid}.0123456789abcdef.wait")
+        found = read_claims(str(claims))
+        assert ([c.devices for c in found.claims], found.waiters, found.ignored) == (
+            [[GPU]], [], [])
+    finally:
+        held.release()
+        directory.close()
+
+
 def test_waiters_are_in_the_order_they_came(claims: Path) -> None:
     directory = Directory(str(claims))
     tickets = [directory.add(".wait", Request(n, None, None, False), ["job"], sequence=n)

@@ -189,6 +189,18 @@ def test_a_hostile_cpu_stat_costs_its_figure_only(tmp_path: Path, content: bytes
     assert job.memory_used_bytes == 32 * 2**30 and job.allotted_cpus == 16
 
 
+def test_blank_lines_in_io_stat_and_pressure_cost_nothing(tmp_path: Path) -> None:
+    """No kernel writes a blank line there, but a file that holds one was a ValueError that
+    took every job's figures with it; its other lines are still read."""
+    root = write_host(SLURM_V2, tmp_path)
+    job_dir = root / "sys/fs/cgroup/system.slice/slurmstepd.scope/job_3385"
+    for name in ("io.stat", "cpu.pressure"):
+        (job_dir / name).write_text("\n" + (job_dir / name).read_text() + "\n\n")
+    (job,) = _jobs(root, [SLURM_V2.pid])
+    assert job.read_bytes == 90430464 + 1459200 and job.pressure["cpu"].some_seconds == 1.5
+    assert job.unavailable == {}
+
+
 def test_a_fifo_or_a_huge_io_stat_is_not_read(tmp_path: Path) -> None:
     root = write_host(SLURM_V2, tmp_path)
     job_dir = root / "sys/fs/cgroup/system.slice/slurmstepd.scope/job_3385"

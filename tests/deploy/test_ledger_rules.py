@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -81,16 +82,44 @@ _THRESHOLD_SERIES = [
 ]
 
 
-def _threshold_test(rules: Path, idle: bool) -> dict[str, object]:
+def test_no_minute_rule_reads_a_record_of_its_own_evaluation() -> None:
+    """vmalert runs a group's rules in order but writes their records back through remote
+    write, so a rule reading a record of its own evaluation saw its previous sample there. Each
+    minute record and the alert read raw series, the constant idle threshold, and (the alert,
+    for a GPU not seen now) records of earlier evaluations only."""
+    minute = [g for g in yaml.safe_load(LEDGER.read_text())["groups"] if g["interval"] == "1m"]
+    assert [g["name"] for g in minute] == ["hwinfo-ledger", "hwinfo-ledger-jobs"]
+    earlier = re.compile(r"last_over_time\(hwinfo:ledger_\w+:\w+\[10m\]\)")
+    for rule in (rule for group in minute for rule in group["rules"]):
+        expr = earlier.sub("", rule["expr"]) if "alert" in rule else rule["expr"]
+        read = set(re.findall(r"hwinfo:ledger_\w+:\w+", expr)) - {queries.IDLE_THRESHOLD_RECORD}
+        assert not read, (rule.get("record") or rule["alert"], read)
+
+
+def _count_test(rules: Path, kinds: dict[str, bool], alert: bool) -> dict[str, object]:
+    """A promtool test: which of the `kinds` of hwinfo:ledger_{kind}:share have one series at
+    2m (True) or none, and whether alice's idle alert fires at 65m."""
     counted = [{"expr": f"count(hwinfo:ledger_{kind}:share)", "eval_time": "2m",
-                "exp_samples": [{"labels": "{}", "value": 1}] if kind.endswith("idle") == idle else []}
-               for kind in ("busy", "idle", "attributed_busy", "attributed_idle")]
+                "exp_samples": [{"labels": "{}", "value": 1}] if there else []}
+               for kind, there in kinds.items()]
     counted.append({"expr": 'count(ALERTS{alertname="HwinfoGpuIdleHeld",alertstate="firing",user="alice"})',
-                    "eval_time": "65m", "exp_samples": [{"labels": "{}", "value": 1}] if idle else []})
+                    "eval_time": "65m", "exp_samples": [{"labels": "{}", "value": 1}] if alert else []})
     return {"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": [{
         "interval": "1m",
         "input_series": [{"series": series, "values": values} for series, values in _THRESHOLD_SERIES],
         "promql_expr_test": counted}]}
+
+
+def test_a_hold_with_no_threshold_to_judge_it_is_unknown(tmp_path: Path) -> None:
+    """At vmalert's first evaluation the rules read no threshold (none was written yet): the
+    hold, and its job's, is unknown, never dropped from busy + idle + unknown."""
+    edited = tmp_path / "ledger-no-threshold.yml"
+    edited.write_text(LEDGER.read_text().replace("expr: vector(0.05)", "expr: vector(0.05) < 0"))
+    test = tmp_path / "no-threshold.test.yml"
+    kinds = {"held": True, "busy": False, "idle": False, "unknown": True,
+             "attributed_held": True, "attributed_unknown": True}
+    test.write_text(yaml.safe_dump(_count_test(edited, kinds, False)))
+    assert "SUCCESS" in promtool("test", "rules", str(test))
 
 
 def test_the_idle_threshold_is_set_in_one_place(tmp_path: Path) -> None:
@@ -104,5 +133,7 @@ def test_the_idle_threshold_is_set_in_one_place(tmp_path: Path) -> None:
         edited = tmp_path / f"ledger-{threshold}.yml"
         edited.write_text(LEDGER.read_text().replace("expr: vector(0.05)", f"expr: vector({threshold})"))
         test = tmp_path / f"threshold-{threshold}.test.yml"
-        test.write_text(yaml.safe_dump(_threshold_test(edited, idle)))
+        kinds = {kind: kind.endswith("idle") == idle
+                 for kind in ("busy", "idle", "attributed_busy", "attributed_idle")}
+        test.write_text(yaml.safe_dump(_count_test(edited, kinds, idle)))
         assert "SUCCESS" in promtool("test", "rules", str(test))

@@ -21,6 +21,8 @@ from conftest import require_tool
 
 from tests.deploy.prometheus_stack import Stack, free_ports, stop, tail, wait_for
 
+LATENCY_OFFSET = "2s"  # VictoriaMetrics' -search.latencyOffset here, and vmalert's lookback
+
 
 def _ready(url: str, process: subprocess.Popen[bytes]) -> bool:
     if process.poll() is not None:
@@ -51,10 +53,14 @@ def victoria_scraping(hwinfo_urls: Sequence[str], workdir: Path,
               f"-storageDataPath={workdir / 'data'}", f"-promscrape.config={scrape}",
               f"-vmalert.proxyURL={vmalert}",
               # By default the last 30 s are hidden from queries (samples still arriving);
-              # the tests' samples are a second apart and each is awaited.
-              "-search.latencyOffset=1s"], log),
+              # the tests' samples are a second apart and each is awaited. Two seconds: new
+              # samples become searchable within one (VictoriaMetrics flushes them each second).
+              f"-search.latencyOffset={LATENCY_OFFSET}"], log),
             ([evaluator, *(f"-rule={path}" for path in rule_files),
               f"-datasource.url={vm}", f"-remoteWrite.url={vm}", f"-remoteRead.url={vm}",
+              # Every rule of an evaluation reads the same instant, that far back, as
+              # docs/ledger-engines.md tells an admin to.
+              f"-datasource.lookback={LATENCY_OFFSET}",
               f"-httpListenAddr=127.0.0.1:{vmalert_port}",
               # Alerts are read from its API here; nothing listens on this port.
               f"-notifier.url=http://127.0.0.1:{nobody}",

@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hwinfo.collect.claims import take_lock
 from hwinfo.model.claims import Request
 from hwinfo.run.claimdir import Directory
 from tests.exporter.activity import parsed
+from tests.run.host import nameless_uid
 
 ASKED = Request(1, None, None, False)
 
@@ -72,6 +74,29 @@ def _labels(**labels: str) -> tuple[tuple[str, str], ...]:
 
 def _parent(devices: dict[str, tuple[str, str, str]], gpu: str) -> str:
     return next(u for u, (g, gi, _) in devices.items() if g == gpu and not gi)
+
+
+def test_a_claim_of_a_uid_without_a_name_is_labelled_with_the_number(tmp_path: Path) -> None:
+    """As that uid's processes are (ps's way): its idle claim was charged to `(unknown)`, not
+    to the user its processes' GPU time goes to."""
+    claims = tmp_path / "claims"
+    claims.mkdir(mode=0o1777)
+    uid = nameless_uid()
+    whole = _parent(_uuids(), "7")
+    path = claims / f"{uid}.4242.0123456789abcdef.claim"
+    path.write_text(json.dumps({"devices": [whole], "command": ["python"], "sequence": 1,
+                                "request": {"gpus": 1, "need_memory_bytes": None,
+                                            "mig_profile": None, "share": False}}))
+    path.chmod(0o644)
+    os.chown(path, uid, -1)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        take_lock(fd)  # alive, as its hwinfo run would keep it
+        text = _export(claims)
+    finally:
+        os.close(fd)
+    assert parsed(text, "hwinfo_gpu_claim_info") == {
+        _labels(gpu="7", uuid=whole, gpu_instance_id="", compute_instance_id="", user=str(uid)): 1}
 
 
 def test_a_host_without_claims_serves_no_claim_series(tmp_path: Path) -> None:

@@ -209,6 +209,9 @@ ERRORS = [
     ("basic_auth_users: [alice]\n", "basic_auth_users", "expected a mapping"),
     ("basic_auth_users: {alice: secret}\n", "basic_auth_users.alice", "not a bcrypt hash"),
     ("basic_auth_users: {alice: '$1$abc$def'}\n", "basic_auth_users.alice", "not a bcrypt hash"),
+    # A salt bcrypt refuses ("Invalid salt") was taken, and every login turned away after.
+    (f"basic_auth_users: {{alice: '{HASH_2B[:28]}a{HASH_2B[29:]}'}}\n", "basic_auth_users.alice",
+     "not a bcrypt hash"),
     ("basic_auth_users: {alice: 12}\n", "basic_auth_users.alice", "expected a string, got int"),
     # A decoy of this cost would stall every login naming no real user.
     (f"basic_auth_users: {{alice: '{HASH_2B[:4]}31{HASH_2B[6:]}'}}\n", "basic_auth_users.alice",

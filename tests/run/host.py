@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,16 @@ def a100_in_mig_mode() -> dict[str, Any]:
             "gpus": [{"board": "A100-SXM4-80GB", "pci_bus_id": "00000000:07:00.0",
                       "mig": {"enabled": True, "gpu_instances": instances},
                       "processes": []}]}
+
+
+def nameless_uid() -> int:
+    """A uid no account has: its processes and files are named by the number alone."""
+    for uid in range(54321, 65534):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+    raise AssertionError("every uid from 54321 has an account")
 
 
 def wait_for(what: str, check: Callable[[], Any], patience: float = PATIENCE) -> Any:

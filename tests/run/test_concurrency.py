@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hwinfo.collect.claims import MAX_SEQUENCE
 from tests.run.host import Host, a100_in_mig_mode, eight_idle_h100s, simulated_host, wait_for
 
 
@@ -84,6 +85,23 @@ def _gone(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"  # ended, not yet reaped
     except FileNotFoundError:
         return True
+
+
+def test_a_file_holding_the_last_number_in_line_hides_no_later_claim(host: Host) -> None:
+    """Anyone may leave a file whose number in line is the largest a reader takes: the next
+    claim took one more, every reader refused it, and its GPU was handed out again."""
+    dead = host.claims / "65534.1.0123456789abcdef.claim"
+    dead.write_text(json.dumps({"devices": ["GPU-x"], "command": ["x"], "sequence": MAX_SEQUENCE,
+                                "request": {"gpus": 1, "need_memory_bytes": None,
+                                            "mig_profile": None, "share": False}}))
+    os.chown(dead, 65534, -1)
+    every = host.run("every", "--gpus", "8")
+    host.started("every")
+    now = host.run("now", wait=None, hold="0")
+    assert host.ended(now) == 75
+    assert not host.has_started("now") and host.violations() == ""
+    host.release("every")
+    assert host.ended(every) == 0
 
 
 def test_a_waiter_gives_up_at_its_wait_with_75_and_one_line(host: Host) -> None:

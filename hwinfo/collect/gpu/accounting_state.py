@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -83,9 +84,31 @@ def _read(path: str) -> dict[str, Judged]:
     return {str(uuid): _judged(value, inputs.member(what, uuid)) for uuid, value in gpus.items()}
 
 
+def _untrusted(path: str) -> str | None:
+    """Why the file may not be the daemon's own, or None. Another user who could write it
+    decides what is counted: entries marked judged are never charged, and a file judging
+    nothing recounts the whole buffer, charging users again for jobs already counted."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # no file: said, or not, by the read
+    if not stat.S_ISREG(info.st_mode):
+        return None  # the read names what it is
+    if info.st_uid not in (0, os.geteuid()):
+        return f"belongs to uid {info.st_uid}, not to this daemon's user"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "is writable by others than its owner"
+    return None
+
+
 def load(directory: str) -> dict[str, Judged]:
     """The GPUs judged by the last daemon; empty where there is no usable file (said once)."""
     path = state_path(directory)
+    why = _untrusted(path)
+    if why is not None:
+        log.warning("accounting state %s %s: not used; short jobs that ended while hwinfo "
+                    "was down are not counted", path, why)
+        return {}
     try:
         return _read(path)
     except inputs.InputError as exc:

@@ -55,6 +55,25 @@ def test_a_file_that_cannot_be_used_is_said_once_and_ignored(
     assert says in record.getMessage() and "\n" not in record.getMessage()
 
 
+@pytest.mark.parametrize(("owner", "mode", "says"), [
+    (65534, 0o644, "belongs to uid 65534"),
+    (None, 0o666, "writable by others than its owner"),
+    (None, 0o664, "writable by others than its owner"),
+])
+def test_a_file_another_user_could_have_written_is_not_used(
+    tmp_path: Path, owner: int | None, mode: int, says: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whoever can write it decides what is counted: `at` 0 and no entries recounted every
+    job the buffer holds (charged twice), entries marked judged were never charged."""
+    path = _state(tmp_path, accounting_state.dumps({UUID: Judged(0, {})}))
+    path.chmod(mode)
+    if owner is not None:
+        os.chown(path, owner, -1)
+    assert accounting_state.load(str(tmp_path)) == {}
+    (record,) = caplog.records
+    assert says in record.getMessage() and "not used" in record.getMessage()
+
+
 def test_a_fifo_is_refused_without_waiting_for_a_writer(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
