@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_ROOTS = REPO / "tests" / "fixtures" / "roots"
@@ -68,15 +70,45 @@ def imported_capture(capture: Path, directory: Path) -> Path:
     return scenario
 
 
+# No per-example deadline, and no complaint that examples are slow to make: on a loaded
+# machine either fails a correct test. A property that must hold in bounded time is
+# checked in a process of its own under a generous deadline (tests/fuzz/test_fuzz_linear_time.py).
+settings.register_profile("hwinfo", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hwinfo")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on, fewer where a CPU quota of its cgroup (v2) or of one
+    above it says so: a container given 2 CPUs of a 64-core host."""
+    cpus = len(os.sched_getaffinity(0))
+    root = Path("/sys/fs/cgroup")
+    try:
+        own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.startswith("0::"))
+    except (OSError, StopIteration):
+        return cpus
+    group = root / own.lstrip("/")
+    for directory in (group, *group.parents):
+        if not directory.is_relative_to(root):
+            break
+        try:
+            quota, period = (directory / "cpu.max").read_text().split()
+            if quota != "max":
+                cpus = min(cpus, math.ceil(int(quota) / int(period)))
+        except (OSError, ValueError):
+            continue  # no such file at the root, or not a quota
+    return max(1, cpus)
+
+
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (pyproject.toml): two workers per CPU, at most 8.
+    """`-n auto` (pyproject.toml): two workers per usable CPU, at most 8 (docs/testing.md).
 
-    Most of the suite's time is spent waiting (Prometheus scraping every second, daemons
-    sampling, subprocesses starting), so two workers per CPU overlap those waits; more would
-    only add Prometheus instances competing for the same cores.
+    Most of a worker's time is spent waiting on processes (an engine's next evaluation, a
+    daemon's next sample), so two per CPU overlap those waits, on a busy machine too; the
+    CPUs are those this run may use, not the host's.
     """
-    return min(8, 2 * len(os.sched_getaffinity(0)))
+    return min(8, 2 * usable_cpus())
 
 
 # Parameters whose tests pytest-xdist runs apart from the rest of their file: each is a lab on
@@ -138,6 +170,21 @@ def require_tool(name: str) -> str:
     require(path is not None, f"{name} is not installed (the README's test command installs it)")
     assert path is not None
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_simulated_drivers_of_this_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Drivers of this worker's own, for what starts before a test's own (below): a
+    module-scoped lab's daemons. Else they shared the host's default state directory, and
+    a lab started while another run on this host simulated the same scenario joined its
+    driver, scenario clock and all: a fault due 20 s in was already due, and a daemon whose
+    first sample hung never became ready."""
+    environment = pytest.MonkeyPatch()
+    environment.setenv("HWINFO_SIM_STATE_DIR", str(tmp_path_factory.mktemp("sim-state-run")))
+    yield
+    environment.undo()
 
 
 @pytest.fixture(autouse=True)

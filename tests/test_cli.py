@@ -192,11 +192,11 @@ def test_watch_refreshes_until_interrupted() -> None:
     reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
     reader.start()
     try:
-        first = [lines.get(timeout=20) for _ in range(3)]  # three refreshes, then Ctrl-C
+        first = [lines.get(timeout=60) for _ in range(3)]  # three refreshes, then Ctrl-C
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-    reader.join(timeout=10)
+        proc.wait(timeout=60)
+    reader.join(timeout=60)
     err = proc.stderr.read()
     documents = [json.loads(line) for line in [*first, *lines.queue]]  # JSON Lines while watching
     assert proc.returncode == 0 and "Traceback" not in err

@@ -11,7 +11,7 @@ WARN = "from hwinfo.logs import get_logger; get_logger('hwinfo.nvml').warning('N
 def run(code: str) -> str:
     """Standard error of a fresh interpreter running `code` (the handlers are per process)."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=30, check=True)
+                          timeout=60, check=True)
     return done.stderr
 
 

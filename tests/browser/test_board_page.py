@@ -117,7 +117,7 @@ def test_a_host_going_down_is_shown_down_without_a_reload(browser: Chromium, lab
     loads = browser.event_count("Page.loadEventFired")
     idle = daemons["idle"]
     idle.proc.terminate()
-    assert idle.proc.wait(10) == 143
+    assert idle.proc.wait(60) == 143
     browser.wait_for("the host down on the board", lambda: _grid(browser)[_instance(idle)] == {
         "state": "down", "cells": []}, timeout=60)
     assert browser.event_count("Page.loadEventFired") == loads  # refreshed in place

@@ -122,7 +122,7 @@ def test_the_page_survives_a_daemon_restart(browser: Chromium) -> None:
         browser.open(first + "/")
         assert browser.evaluate("document.getElementById('offline').hidden")
         first.proc.terminate()
-        assert first.proc.wait(10) == 143
+        assert first.proc.wait(60) == 143
         browser.wait_for("the page to say the daemon is gone", lambda: browser.evaluate(
             "!document.getElementById('offline').hidden && document.body.classList.contains('offline')"))
         note = browser.evaluate("document.getElementById('offline').textContent")

@@ -1,6 +1,5 @@
 import os
 import shutil
-import statistics
 import sys
 import time
 import types
@@ -247,14 +246,3 @@ def test_live_machine_matches_lscpu() -> None:
     assert len(cpu.numa_nodes) == int(lscpu["NUMA node(s)"])
     assert len(cpu.utilization_ratio) == cpu.logical_cpus
     assert all(0.0 <= r <= 1.0 for r in cpu.utilization_ratio)
-
-
-def test_live_collect_is_fast() -> None:
-    # A one-shot report gets 250 ms in all; the CPU's share, without its window, is small.
-    collector = CpuCollector(Root("/"), min_window_seconds=0)
-    times = []
-    for _ in range(5):
-        started = time.perf_counter()
-        collector.collect()
-        times.append(time.perf_counter() - started)
-    assert statistics.median(times) < 0.05

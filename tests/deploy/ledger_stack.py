@@ -75,6 +75,26 @@ def rules_every_second(workdir: Path, rollup_seconds: int = ROLLUP_SECONDS, ever
     return path
 
 
+# The first rule of the minute group; with `_1h`, of the hourly one (prometheus/hwinfo-ledger.yml).
+EVALUATIONS = "hwinfo:ledger_evaluations:count"
+
+
+def newest_evaluation(stack: Stack, record: str = EVALUATIONS) -> float:
+    """When the engine last evaluated the rule group that `record` leads, by the samples it
+    holds: its own progress, however far behind the clock a loaded machine has left it."""
+    data = stack.api("/api/v1/query", {"query": f"{record}[1m]"}, post=True)
+    return max((float(time) for series in data["result"] for time, _ in series["values"]),
+               default=0.0)
+
+
+def recorded_until(stack: Stack) -> float:
+    """A time up to which the engine holds every ledger record, minute and hourly: a rule
+    interval before the newest evaluation of each group. A group's evaluations run one after
+    another, so those before the newest are whole; the interval leaves room for samples that
+    VictoriaMetrics makes searchable a moment apart."""
+    return min(newest_evaluation(stack), newest_evaluation(stack, f"{EVALUATIONS}_1h")) - 1.0
+
+
 @contextmanager
 def lab(workdir: Path, hosts: dict[str, dict[str, Any]] = LAB, engine: str = "prometheus",
         options: Mapping[str, Sequence[str]] = MappingProxyType({}),
@@ -144,7 +164,7 @@ def restart_under_alert(running: ExitStack, old: Daemon, scenario: Path, stack: 
         return stack.query(event)
 
     old.proc.terminate()
-    old.proc.wait(timeout=10)
+    old.proc.wait(timeout=60)
     wait_for("an evaluation to find the daemon's GPUs unseen",
              lambda: looking(f"{UNSEEN_RECORD}{{{instance}}}"))
     new = running.enter_context(serving("--simulate", str(scenario), "--interval", "0.5",

@@ -98,7 +98,7 @@ def tail(log: Path, lines: int = 40) -> str:
 _LISTENING = re.compile(rb'msg="Listening on" address=127\.0\.0\.1:(\d+)')
 
 
-def listening_port(log: Path, process: subprocess.Popen[bytes], timeout: float = 20) -> int:
+def listening_port(log: Path, process: subprocess.Popen[bytes], timeout: float = 60) -> int:
     """The port a server started with `--web.listen-address=127.0.0.1:0` took, from its log.
 
     Port 0 lets the kernel choose, so parallel test workers never race for a port.
@@ -124,7 +124,7 @@ def free_ports(count: int) -> list[int]:
         return [sock.getsockname()[1] for sock in socks]
 
 
-def wait_for(what: str, check: Any, timeout: float = 20) -> Any:
+def wait_for(what: str, check: Any, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     error: Exception | None = None
     while time.monotonic() < deadline:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,12 +21,13 @@ import yaml
 from conftest import require_tool
 
 from tests.deploy.artifacts import REPO
-from tests.deploy.ledger_stack import LAB, rules_every_second
+from tests.deploy.ledger_stack import LAB, newest_evaluation, rules_every_second
 from tests.deploy.prometheus_stack import listening_port, prometheus_scraping, wait_for
 from tests.exporter.serving import serving
 
 SHIPPED = REPO / "prometheus" / "alertmanager.yml"
-FOR = "3s"
+FOR_SECONDS = 3
+FOR = f"{FOR_SECONDS}s"
 
 
 class Inbox:
@@ -100,7 +100,7 @@ def alertmanager(workdir: Path, config: dict[str, Any]) -> Iterator[str]:
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -137,7 +137,7 @@ def test_the_idle_holder_is_told_and_told_again_when_it_resolves(tmp_path: Path)
             busy_erin["gpus"][0]["utilization_gpu_percent"] = 90
             idle_file.write_text(json.dumps(busy_erin))
             erin_host.proc.terminate()
-            erin_host.proc.wait(timeout=10)
+            erin_host.proc.wait(timeout=60)
             # Back on the port Prometheus scrapes: the kernel chose it, nobody else took it.
             with serving(*erin_args, "--port", erin_host.rsplit(":", 1)[1]):
                 def resolved() -> bool:
@@ -145,7 +145,16 @@ def test_the_idle_holder_is_told_and_told_again_when_it_resolves(tmp_path: Path)
 
                 wait_for("erin's alert to resolve", resolved, timeout=60)
                 wait_for("erin's GPU to count as busy", lambda: stack.query(
-                    'hwinfo:ledger_busy:share{user="erin"}'), timeout=30)
+                    'hwinfo:ledger_busy:share{user="erin"}'), timeout=60)
+                busy_since = newest_evaluation(stack)
                 told = len(inbox.about("erin"))
-                time.sleep(6)  # longer than `for` and group_interval: no new firing
+                # No new firing: the rules were evaluated for longer than `for` and the
+                # route's group_wait since (by the engine's progress, not the clock), and
+                # never had the alert pending or firing again.
+                wait_for("evaluations past `for` after erin got busy", lambda: newest_evaluation(
+                    stack) > busy_since + FOR_SECONDS + 1, timeout=60)
+                alerts = stack.api("/api/v1/query", {
+                    "query": 'ALERTS{alertname="HwinfoGpuIdleHeld", user="erin"}[5m]'}, post=True)
+                assert not [at for series in alerts["result"] for at, _ in series["values"]
+                            if float(at) >= busy_since]
                 assert [m["status"] for _, m in inbox.about("erin")[told:]] == []

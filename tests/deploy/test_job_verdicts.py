@@ -39,7 +39,7 @@ from hwinfo.ledger import verdict
 from tests.deploy.container_stack import docker_image, dockerd, rootfs
 from tests.deploy.ledger_stack import rules_every_second
 from tests.deploy.prometheus_stack import Stack, prometheus_scraping, wait_for
-from tests.deploy.slurm_stack import NODE, Slurm, slurm
+from tests.deploy.slurm_stack import Slurm, slurm
 from tests.exporter.serving import serving
 
 BURN = "while :; do :; done"
@@ -88,9 +88,8 @@ class Lab:
     window: Window
 
 
-def _slurm_cpu(job: str) -> float:
-    path = CGROUP / f"cpuacct/slurm_{NODE}/uid_0/job_{job}/cpuacct.usage"
-    return int(path.read_text()) / 1e9
+def _slurm_cpu(cluster: Slurm, job: str) -> float:
+    return int((cluster.job_cgroup("cpuacct", job) / "cpuacct.usage").read_text()) / 1e9
 
 
 def _docker_cpu(container: str) -> float:
@@ -105,18 +104,17 @@ def _reader(container: str) -> tuple[int, str]:
     return read or 0, device
 
 
-def _counters(jobs: dict[str, str], containers: dict[str, str]
+def _counters(cluster: Slurm, jobs: dict[str, str], containers: dict[str, str]
               ) -> tuple[float, dict, int, cgroup_files.DiskStat, CpuTimes]:
     read, device = _reader(containers["reader"])
     disk = cgroup_files.diskstats(Path("/proc/diskstats").read_text())[device]
-    cpu = {name: _slurm_cpu(job) for name, job in jobs.items()}
+    cpu = {name: _slurm_cpu(cluster, job) for name, job in jobs.items()}
     cpu.update({name: _docker_cpu(c) for name, c in containers.items()})
     return time.time(), cpu, read, disk, parse_cpu_times(Path("/proc/stat").read_text())
 
 
-def _cpuset(job: str) -> list[int]:
-    return parse_cpulist((CGROUP / f"cpuset/slurm_{NODE}/uid_0/job_{job}"
-                                   "/cpuset.effective_cpus").read_text())
+def _cpuset(cluster: Slurm, job: str) -> list[int]:
+    return parse_cpulist((cluster.job_cgroup("cpuset", job) / "cpuset.effective_cpus").read_text())
 
 
 def _disk_of(path: Path) -> str:
@@ -149,7 +147,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         for name, (_, _, _, program) in SLURM_JOBS.items():
             pids[name] = cluster.job_process(jobs[name], program)
         # The containers keep off the Slurm burner's CPU: it burns that one alone.
-        burning = set(_cpuset(jobs["burn"]))
+        burning = set(_cpuset(cluster, jobs["burn"]))
         others = format_cpulist(sorted(set(range(os.cpu_count() or 1)) - burning)) or "0"
         client = running.enter_context(dockerd(workdir / "docker"))
         bundle = workdir / "bundle"
@@ -188,15 +186,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         every = (f"count(count_over_time(hwinfo:ledger_job_cpu_used:cpus[1m]) >= 3) == "
                  f"{len(jobs) + len(containers)}")
         wait_for("the jobs' first records", lambda: stack.query(every), timeout=90)
-        start, cpu0, read0, disk0, host0 = _counters(jobs, containers)
+        start, cpu0, read0, disk0, host0 = _counters(cluster, jobs, containers)
         evaluations = f"count_over_time(hwinfo:ledger_evaluations:count[{round(time.time() - start) + 60}s])"
         first = float(stack.query(evaluations)[0]["value"][1])
         wait_for(f"{WINDOW_EVALUATIONS} evaluations", lambda: float(stack.query(
             evaluations)[0]["value"][1]) >= first + WINDOW_EVALUATIONS, timeout=120)
-        end, cpu1, read1, disk1, host1 = _counters(jobs, containers)
+        end, cpu1, read1, disk1, host1 = _counters(cluster, jobs, containers)
         window = Window(start, end, {n: (cpu0[n], cpu1[n]) for n in cpu0}, (read0, read1),
                         (disk0, disk1), (host0, host1),
-                        {name: _cpuset(job) for name, job in jobs.items()})
+                        {name: _cpuset(cluster, job) for name, job in jobs.items()})
         yield Lab(cluster, jobs, containers, scenario, stack, window)
 
 
@@ -236,14 +234,14 @@ def test_a_slurm_job_s_verdict_and_efficiency_are_the_hand_truth(lab: Lab, name:
     busy = lab.window.cpus_busy(name)
     assert document["host"]["cpuset_busy_ratio"] == pytest.approx(busy, abs=0.1)
     assert document["verdict"] == _expected(truth, SLURM_JOBS[name][0] / 100, busy)
-    limit = CGROUP / f"memory/slurm_{NODE}/uid_0/job_{lab.jobs[name]}/memory.limit_in_bytes"
+    limit = lab.slurm.job_cgroup("memory", lab.jobs[name]) / "memory.limit_in_bytes"
     assert document["host"]["memory_limit_bytes"] == int(limit.read_text())
 
 
 def test_the_burner_is_cpu_bound_as_its_hand_truth_says(lab: Lab) -> None:
     """Near its allotment, or starved by others' work on its saturated CPU: cpu-bound."""
-    assert _expected(lab.window.cpu_efficiency("burn", 1.0), 0.1,
-                     lab.window.cpus_busy("burn")) == "cpu-bound"
+    efficiency, busy = lab.window.cpu_efficiency("burn", 1.0), lab.window.cpus_busy("burn")
+    assert _expected(efficiency, 0.1, busy) == "cpu-bound", (efficiency, busy)
     document = _job(lab, "burn")
     assert document["verdict"] == "cpu-bound"
 
@@ -255,7 +253,7 @@ def test_what_slurm_says_of_the_job_beside_what_the_ledger_saw(lab: Lab) -> None
     slurm = document["slurm"]
     assert (slurm["name"], slurm["user"], slurm["partition"], slurm["state"], slurm["nodes"],
             slurm["gpus_requested"], slurm["time_limit_seconds"], slurm["source"]) == (
-        "burn", "root", "gpu", "RUNNING", NODE, 2, None, "scontrol")
+        "burn", "root", "gpu", "RUNNING", lab.slurm.node, 2, None, "scontrol")
     assert slurm["elapsed_seconds"] > 0
     assert (document["gpus_held"], document["gpus_used"]) == (1, 1)
     text = hwinfo("job", lab.jobs["burn"], "--prometheus", lab.stack.prometheus, *_range(lab),

@@ -190,7 +190,7 @@ def fleet_once_host_is(stack: Stack, state: str) -> Any:
         document = answer("fleet", "--prometheus", stack.prometheus, "--need-memory", "1GiB")
         return document if document["hosts"][0]["state"] == state else None
 
-    return wait_for(f"the host to be {state}", in_state, timeout=30)
+    return wait_for(f"the host to be {state}", in_state, timeout=120)
 
 
 def test_a_host_that_stops_answering_is_down_and_never_free(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ def test_readme_ledger_examples_are_this_lab_s_output(stack: Stack) -> None:
         # Asked again until the engine has recorded the whole range: on a loaded machine
         # vmalert's last evaluations can arrive late, and usage then rightly notes them missing.
         wait_for(f"`{command}` to print its documented output",
-                 functools.partial(_prints, argv, shown), timeout=30)
+                 functools.partial(_prints, argv, shown), timeout=120)
 
 
 def _prints(argv: list[str], shown: str) -> bool:

@@ -66,7 +66,7 @@ INTERVAL = 1.0  # the rules' evaluation interval in this lab
 SCRAPE = 1.0  # Prometheus's scrape interval here
 FOR = "3s"  # the idle-holder alert's `for`, shortened
 SAMPLE = 0.5  # the daemons' sampling interval
-NVML_DEADLINE = 30  # how long the hung host's daemon waits on NVML before giving up
+NVML_DEADLINE = 120  # how long the hung host's daemon waits on NVML before giving up
 MIB = 2**20
 
 
@@ -150,6 +150,15 @@ class Run:
     def span(self) -> str:
         return f"{round((self.until - self.since) * 1000)}ms"
 
+    def seen(self, host: str) -> float:
+        """The seconds of the window in which Prometheus saw a host's GPUs: on a loaded
+        machine a scrape can time out (at the 1 s interval), and the rules then count the
+        host's GPUs unseen for that evaluation, never held."""
+        instance = self.daemons[host].removeprefix("http://")
+        (row,) = [row for row in self.usage("--by", "host")["rows"] if row["host"] == instance]
+        gpus = len(HOSTS[host]["gpus"])
+        return self.until - self.since - row["unseen_gpu_seconds"] / gpus
+
 
 @pytest.fixture(scope="module", params=ENGINES)
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
@@ -175,7 +184,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 running, daemons["restarts"], workdir / "restarts.json", stack, "erin", INTERVAL)
             time.sleep(3)  # fay's hold is charged for a while in the window
             daemons["stops"].proc.terminate()
-            daemons["stops"].proc.wait(timeout=10)
+            daemons["stops"].proc.wait(timeout=60)
             result.stopped_at = time.time()
             wait_for("the stopped and the hung host to be unseen for a while", lambda: len(
                 stack.query("count_over_time(hwinfo:ledger_unseen:gpus[1m]) >= 5")) == 2,
@@ -185,6 +194,14 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             yield result
 
 
+def first_failed_scrape(stack: Stack, daemon: Daemon) -> float:
+    """When Prometheus first failed to scrape the daemon: its own `up` samples."""
+    data = stack.api("/api/v1/query", {"query": f'up{{instance="{daemon.removeprefix("http://")}"}}[10m]'},
+                     post=True)
+    (series,) = data["result"]
+    return min(float(time) for time, value in series["values"] if value == "0")
+
+
 def near(value: float, truth: float, edges: float = 2 * INTERVAL) -> bool:
     """Within `edges` seconds of GPU time (one evaluation at each edge)."""
     return abs(value - truth) <= edges + 1e-6
@@ -192,7 +209,7 @@ def near(value: float, truth: float, edges: float = 2 * INTERVAL) -> bool:
 
 def test_a_shared_gpu_is_busy_or_idle_per_user(run: Run) -> None:
     rows = {row["user"]: row for row in run.usage()["rows"]}
-    span = run.until - run.since
+    span = run.seen("shared")
     ana, ben = rows["ana"], rows["ben"]
     assert near(ana["held_gpu_seconds"], 0.25 * span, 0.25 * 2 * INTERVAL)
     assert near(ben["held_gpu_seconds"], 0.75 * span, 0.75 * 2 * INTERVAL)
@@ -207,7 +224,7 @@ def test_a_shared_gpu_is_busy_or_idle_per_user(run: Run) -> None:
 def test_processes_without_memory_still_hold_and_are_noted(run: Run) -> None:
     document = run.usage()
     rows = {row["user"]: row for row in document["rows"]}
-    span = run.until - run.since
+    span = run.seen("shared")
     cy, dan = rows["cy"], rows["dan"]
     # Split by process count, 2 : 1, and judged by the GPU's 50 % (no per-process samples).
     assert near(cy["held_gpu_seconds"], 2 / 3 * span, 2 / 3 * 2 * INTERVAL)
@@ -276,9 +293,12 @@ def test_unseen_time_is_said_never_charged_never_lost(run: Run) -> None:
     for host in (stops, hangs):
         assert host["unseen_gpu_seconds"] > 0
         assert near(host["held_gpu_seconds"] + host["unseen_gpu_seconds"], span)
-    # fay is charged up to her daemon's stop (and the scrape that finds it gone), not after.
-    held_until_stop = run.stopped_at - run.since
-    assert near(stops["held_gpu_seconds"], held_until_stop, 2 * INTERVAL + SCRAPE)
+    # fay is charged up to her daemon's stop, and at most until the scrape that found it
+    # gone (when Prometheus did, not a scrape interval after the stop: a loaded machine
+    # scrapes late), not after.
+    gone = first_failed_scrape(run.stack, run.daemons["stops"])
+    assert run.stopped_at - run.since - 2 * INTERVAL - SCRAPE - 1e-6 <= stops["held_gpu_seconds"]
+    assert stops["held_gpu_seconds"] <= gone - run.since + 2 * INTERVAL + 1e-6
     # Energy only while seen: 60 W times held time.
     assert stops["energy_joules"] == pytest.approx(60 * stops["held_gpu_seconds"])
     assert hangs["energy_joules"] == pytest.approx(60 * hangs["held_gpu_seconds"])
@@ -315,18 +335,19 @@ def test_held_time_is_busy_idle_unknown_or_accounted(run: Run) -> None:
 
 
 def test_a_hung_gpu_is_charged_from_its_second_missed_sample_not_its_deadline(run: Run) -> None:
-    """gus's NVML hangs in a sample, and his daemon waits 30 s before it gives up. By hand:
+    """gus's NVML hangs in a sample, and his daemon waits 120 s before it gives up. By hand:
     his last good sample began at T (hwinfo_last_success_timestamp_seconds); the hung one
     SAMPLE (0.5 s) later; two sampling intervals (1 s) on, his daemon flags its GPU data
     stalled; a scrape (1 s) and an evaluation (1 s) later no one is charged. gus's last held
-    evaluation: by T + 3.5 s (the deadline's flag alone would have charged him to T + 32)."""
+    evaluation: by T + 3.5 s (the deadline's flag alone would have charged him to T + 122)."""
     hangs = run.daemons["hangs"].removeprefix("http://")
     (good,) = run.stack.query(f'max_over_time(hwinfo_last_success_timestamp_seconds{{instance="{hangs}",'
                               f'source="gpu"}}[10m])')
     (held,) = run.stack.query('hwinfo:ledger_held:share{user="gus"}[10m]')
     last_charged = float(held["values"][-1][0])
     last_good = float(good["value"][1])
-    # A third of the deadline: room for a loaded machine's late scrapes and evaluations.
+    # A third of the deadline: room for a loaded machine's late scrapes and evaluations, and
+    # far from what the deadline's flag would have charged.
     assert last_charged - last_good < NVML_DEADLINE / 3, (last_good, last_charged)
     assert last_charged - last_good > SAMPLE  # the hung sample's start was still seen
 

@@ -3,12 +3,11 @@ of their hours hold: each lab's rules are altered so that using a roll-up shows.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.deploy.ledger_stack import LAB, ROLLUP_SECONDS, lab
+from tests.deploy.ledger_stack import LAB, ROLLUP_SECONDS, lab, recorded_until
 from tests.deploy.test_ledger_rollups import minute_sums, usage, wait_for_rollups
 
 HELD_ROLLUP = f"sum_over_time(hwinfo:ledger_held:share[{ROLLUP_SECONDS}s] offset 500ms)"
@@ -22,7 +21,7 @@ def held(tmp_path: Path, rollup: str = "hwinfo:ledger_held:share_by_user_1h", by
     times."""
     with lab(tmp_path, {"idle": LAB["idle"]}, **rules) as (stack, _):
         wait_for_rollups(stack, rollup)
-        until = time.time() - 2
+        until = recorded_until(stack)
         [told] = usage(stack, until, by).values()
         [truth] = minute_sums(stack, "hwinfo:ledger_held:share", until, by).values()
         return told["held_gpu_seconds"], truth

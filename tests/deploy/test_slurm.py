@@ -76,10 +76,20 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         stack = running.enter_context(prometheus_scraping(
             daemons, workdir / "prometheus", rule_files=[rules_every_second(workdir)]))
         stack.wait_until_scraped()
-        wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules", lambda: stack.query(
-            f'count_over_time(hwinfo:ledger_attributed_held:share{{slurm_job="{job}"}}[1m])'
-            f" >= {RULE_SAMPLES}"), timeout=40)
+        wait_for(f"{RULE_SAMPLES} evaluations of the attribution rules",
+                 lambda: _attributed(stack, job, pid), timeout=120)
         yield Lab(cluster, job, pid, array_job, array_pid, scenario, daemons, stack)
+
+
+def _attributed(stack: Stack, job: str, pid: int) -> bool:
+    """Whether the rules have charged the job RULE_SAMPLES times on each host; if not, what
+    was seen (for wait_for's message)."""
+    counts = [float(series["value"][1]) for series in stack.query(
+        f'count_over_time(hwinfo:ledger_attributed_held:share{{slurm_job="{job}"}}[1m])')]
+    assert len(counts) == 2 and min(counts) >= RULE_SAMPLES, (
+        f"job {job}'s evaluations per host: {counts}; its process {pid} "
+        + ("runs" if Path(f"/proc/{pid}").exists() else "has ended"))
+    return True
 
 
 def hwinfo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -166,14 +176,15 @@ def test_an_unknown_job_is_one_line_and_exit_1(lab: Lab) -> None:
 
 def test_series_end_with_the_job(lab: Lab) -> None:
     lab.slurm.run("scancel", lab.job)
-    wait_for("the job's process to end", lambda: not Path(f"/proc/{lab.pid}").exists(), timeout=30)
+    wait_for("the job's process to end", lambda: not Path(f"/proc/{lab.pid}").exists())
 
     def gone() -> bool:
         with urllib.request.urlopen(lab.daemons[0] + "/metrics", timeout=10) as response:
             series = [line for line in response.read().decode().splitlines()
                       if line.startswith("hwinfo_gpu_attributed_memory_used_bytes{")]
-        # The array task still runs: its series stays.
-        return (not any(f'slurm_job="{lab.job}"' in line for line in series)
-                and any(f'slurm_job="{lab.array_job}"' in line for line in series))
+        # The array task still runs: its series stays. (What was seen goes in the message.)
+        assert not any(f'slurm_job="{lab.job}"' in line for line in series), series
+        assert any(f'slurm_job="{lab.array_job}"' in line for line in series), series
+        return True
 
     wait_for("the job's series to end", gone)

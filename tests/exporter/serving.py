@@ -49,7 +49,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
     try:
         port = None
         start_up: list[str] = []  # kept in the log: what is said before listening counts too
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while port is None and time.monotonic() < deadline:
             line = proc.stderr.readline()
             if not line:
@@ -69,7 +69,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
         running = proc.poll() is None  # a test may have stopped it with a signal of its own
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             raise AssertionError(f"hwinfo {command} did not stop on SIGTERM") from None
@@ -78,7 +78,7 @@ def serving(*args: str, ready: bool = True, scheme: str = "http",
             f"hwinfo {command} exited with {proc.returncode} on SIGTERM")
 
 
-def wait_ready(url: str, timeout: float = 20) -> None:
+def wait_ready(url: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -88,11 +88,12 @@ def wait_ready(url: str, timeout: float = 20) -> None:
         except OSError:
             pass
         time.sleep(0.05)
-    raise AssertionError(f"{url} did not become ready")
+    said = "".join(getattr(url, "log", [])[-10:])  # a Daemon's log: why it is not ready
+    raise AssertionError(f"{url} did not become ready; it said:\n{said}")
 
 
 def get(
-    url: str, headers: dict[str, str] | None = None, timeout: float = 5,
+    url: str, headers: dict[str, str] | None = None, timeout: float = 60,
     context: ssl.SSLContext | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """(status, headers, body) of a GET; `context` for https."""

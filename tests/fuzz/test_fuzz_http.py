@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from hwinfo.exporter.http import Response, Server
+from hwinfo.exporter.http import Limits, Response, Server
 from hwinfo.exporter.webconfig import load_web_config
 
 ROUTES = {
@@ -28,10 +28,13 @@ ROUTES = {
     "/metrics": lambda request: Response(200, b"hwinfo_up 1\n" * 200, "text/plain; version=0.0.4"),
 }
 VALID = base64.b64encode(b"alice:secret").decode()
-ANSWER_WITHIN = 5.0  # seconds; the server's own limits (head_timeout) are longer, EOF is not
+# Seconds for a whole answer: generous for a loaded machine, and far below the servers'
+# head_timeout, so an answer that came only when that ran out fails the case.
+ANSWER_WITHIN = 60.0
+LIMITS = Limits(head_timeout=600)
 
-# Per example: a generous bound for a loaded 2-core machine; nothing is stored between runs.
-FUZZ = settings(max_examples=400, deadline=None, database=None,
+# Nothing is stored between runs.
+FUZZ = settings(max_examples=400, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -54,8 +57,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Ser
     level = package.level
     package.addHandler(records)
     package.setLevel(logging.DEBUG)  # tracebacks would show at debug: catch them too
-    running = [Server(("127.0.0.1", 0), ROUTES), Server(("127.0.0.1", 0), ROUTES,
-                                                        load_web_config(config))]
+    running = [Server(("127.0.0.1", 0), ROUTES, limits=LIMITS),
+               Server(("127.0.0.1", 0), ROUTES, load_web_config(config), LIMITS)]
     loops = [threading.Thread(target=server.serve_forever) for server in running]
     for loop in loops:
         loop.start()

@@ -1,9 +1,9 @@
 """Hostile inputs shaped to make quadratic work: each finishes within a deadline.
 
 Each case runs in a process of its own, killed at its deadline: a regex backtracking in C
-cannot be interrupted from a thread. The deadlines are generous for a loaded 2-core machine
-(a linear run takes about a second) and far below what the quadratic versions took on the
-same inputs (minutes). Deadlines, not benchmarks.
+cannot be interrupted from a thread. The deadline is generous for a loaded 2-core machine
+(a linear run takes about a second) and below what the quadratic versions took on the same
+inputs on an idle one (48 s to minutes). Deadlines, not benchmarks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fixtures.loopback import serving
 
 from hwinfo.ledger.queries import ATTRIBUTED_HELD_RECORD
 
-DEADLINE_SECONDS = 20.0
+DEADLINE_SECONDS = 30.0
 
 
 def finishes_in_time(code: str) -> str:

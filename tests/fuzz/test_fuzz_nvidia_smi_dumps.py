@@ -81,9 +81,7 @@ TEXT_DUMP = st.lists(LINE, max_size=60).map(lambda lines: "\n".join([BANNER, *li
 CAPTURE = TEXT_DUMP.map(
     lambda body: "#" * 80 + "\n# load :: query (-q)\n# $ nvidia-smi -q\n" + "#" * 80 + "\n" + body
 )
-FUZZ = settings(
-    max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow], database=None
-)
+FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], database=None)
 
 
 def _import(text: str) -> None:

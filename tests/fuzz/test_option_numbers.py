@@ -22,7 +22,7 @@ NUMBERS = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=200)
+@settings(max_examples=400)
 @given(NUMBERS)
 def test_seconds_are_finite_and_bounded_or_refused_in_one_line(text: str) -> None:
     try:

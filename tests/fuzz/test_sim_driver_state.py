@@ -17,7 +17,7 @@ from hwinfo.sim.driver_load import STATE_DIR_VAR, DriverLoad, scenario_key
 SCENARIO = load_scenario("cloud-t4")
 
 
-@settings(max_examples=150, deadline=2000)
+@settings(max_examples=150)
 @given(junk=st.binary(max_size=200) | st.from_regex(rb"\A-?[0-9.e+-]{0,30}\n?\Z"))
 def test_any_state_file_content(junk: bytes) -> None:
     with tempfile.TemporaryDirectory() as directory:

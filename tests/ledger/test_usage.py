@@ -3,6 +3,7 @@ the end-to-end test asks a real one)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -233,15 +234,40 @@ def test_the_parts_of_a_range_add_up() -> None:
         ("peak_memory", "ann", 9)]
 
 
+def _waiting_for_a_slot() -> int:
+    """How many of `together`'s threads wait for a slot (in threading's Semaphore.acquire)."""
+    frames = sys._current_frames()
+    waiting = 0
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1) if thread.name == "hwinfo-query" else None
+        while frame is not None and not (frame.f_code.co_name == "acquire"
+                                         and frame.f_code.co_filename == threading.__file__):
+            frame = frame.f_back
+        waiting += frame is not None
+    return waiting
+
+
 class _Parts(_Recorded):
     """Answers each query of usage alone, with `answer(expr)`; hourly roll-ups evaluated on
-    the hour, so that a week is read in parts."""
+    the hour, so that a week is read in parts. Told how many queries will come, each holds
+    its answer until all the others not answered yet are asked or wait for a slot: as many
+    are asked at once as usage lets be, however slowly its threads start."""
 
-    def __init__(self, answer: object) -> None:
+    def __init__(self, answer: object, queries: int = 0) -> None:
         super().__init__([])
         self.answer = answer
-        self.at_once = self.most = self.asked = 0
+        self.queries = queries
+        self.at_once = self.most = self.asked = self.answered = 0
         self.lock = threading.Lock()
+
+    def _hold(self) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with self.lock:
+                others = self.queries - self.answered - self.at_once
+            if _waiting_for_a_slot() >= others:
+                return
+            time.sleep(0.001)
 
     def rule_groups(self) -> list[RuleGroup]:
         records = frozenset(queries.rollups("user") | {queries.HELD_RECORD})
@@ -260,11 +286,13 @@ class _Parts(_Recorded):
             self.asked += 1
             self.most = max(self.most, self.at_once)
         try:
-            time.sleep(0.05)  # long enough for every part to be asked at once, if it were
+            if self.queries:
+                self._hold()
             return self.answer(expr)  # type: ignore[operator]
         finally:
             with self.lock:
                 self.at_once -= 1
+                self.answered += 1
 
 
 WEEK_UNTIL = 1_700_000_000.0
@@ -276,7 +304,7 @@ def test_a_range_s_parts_are_asked_a_few_at_a_time_and_their_series_are_bounded(
     def every(expr: str) -> list[Sample]:
         return [sample("evaluations", 1), sample("held", 1, user="ann", model=A100)]
 
-    parts = _Parts(every)
+    parts = _Parts(every, queries=18)
     parts.sample_times = lambda expr, at: [  # type: ignore[method-assign]
         3600.0 * n for n in range(int(at // 3600) - 16, int(at // 3600) + 1, 2)]
     ledger = usage(parts, WEEK_UNTIL - 16 * 3600, WEEK_UNTIL, "user")  # type: ignore[arg-type]

@@ -99,7 +99,7 @@ def _scenario(tmp_path: Path) -> Path:
 
 
 def _accounted(url: str) -> str:
-    with urllib.request.urlopen(url + "/metrics", timeout=5) as answer:
+    with urllib.request.urlopen(url + "/metrics", timeout=60) as answer:
         return next((line for line in answer.read().decode().splitlines()
                      if line.startswith("hwinfo_gpu_user_accounted_seconds_total{")), "")
 
@@ -134,7 +134,7 @@ def test_serve_without_a_state_dir_takes_the_buffer_as_counted(tmp_path: Path) -
 
 
 def _count(url: str, name: str) -> float:
-    with urllib.request.urlopen(url + "/metrics", timeout=5) as answer:
+    with urllib.request.urlopen(url + "/metrics", timeout=60) as answer:
         line = next(line for line in answer.read().decode().splitlines()
                     if line.startswith(name + " "))
     return float(line.split()[-1])
