@@ -111,8 +111,7 @@ def render_cpu(cpu: Cpu | None, style: Style) -> str:
     cpu = printable_copy(cpu)
     section = Section("CPU", style)
     if cpu is None:
-        section.line(style.dim("CPU information is not available"))
-        return section.render()
+        return section.unavailable("CPU")
     section.field("Model", cpu.model_name or NA)
     section.field("Vendor", _identity(cpu))
     section.field("Microcode", cpu.microcode or NA)

@@ -37,6 +37,11 @@ class Section:
         self.style = style
         self.lines: list[str] = [style.heading(printable(title))]
 
+    def unavailable(self, what: str) -> str:
+        """The section, saying that `what` could not be read."""
+        self.line(self.style.dim(f"{what} information is not available"))
+        return self.render()
+
     def _label_width(self, label: str, indent: int) -> int:
         return max(LABEL_WIDTH - len(INDENT) * (indent - 1), len(label) + 1)
 

@@ -20,8 +20,7 @@ def render_memory(memory: Memory | None, style: Style) -> str:
     memory = printable_copy(memory)
     section = Section("Memory", style)
     if memory is None:
-        section.line(style.dim("memory information is not available"))
-        return section.render()
+        return section.unavailable("memory")
     section.field("Total", or_na(memory.total_bytes, size))
     section.field(
         "Used",

@@ -77,8 +77,7 @@ def render_network(network: Network | None, style: Style) -> str:
     network = printable_copy(network)
     section = Section("Network", style)
     if network is None:
-        section.line(style.dim("network information is not available"))
-        return section.render()
+        return section.unavailable("network")
     virtual = [i for i in network.interfaces if i.kind == "virtual"]
     for interface in network.interfaces:
         if interface.kind != "virtual":

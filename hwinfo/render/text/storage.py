@@ -96,8 +96,7 @@ def render_storage(storage: Storage | None, style: Style) -> str:
     storage = printable_copy(storage)
     section = Section("Storage", style)
     if storage is None:
-        section.line(style.dim("storage information is not available"))
-        return section.render()
+        return section.unavailable("storage")
     for disk in storage.disks:
         section.field(disk.name, _disk(disk, style))
     for array in storage.raid_arrays:
