@@ -258,8 +258,8 @@ def _notes(ledger: Ledger, unseen: list[Sample], prices: Prices | None, now: flo
                      "hwinfo-ledger.yml was updated): time they did not cover cannot be told")
     elif span - ledger.covered_seconds > 1.5 * ledger.interval_seconds:
         notes.append(f"the rules evaluated {duration_text(ledger.covered_seconds)} of the "
-                     f"range's {duration_text(span)} (not loaded yet, or Prometheus down): the "
-                     "rest is in no figure")
+                     f"range's {duration_text(span)} (not loaded yet, Prometheus down, or its "
+                     "newest records not written yet): the rest is in no figure")
     elif abs(ledger.covered_seconds - span) > max(0.5 * ledger.interval_seconds, 0.1 * span):
         # Within an evaluation at each edge, as always, but that is much of a short range.
         notes.append(f"the figures stand for the rules' {duration_text(ledger.covered_seconds)} "

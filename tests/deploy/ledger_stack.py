@@ -87,12 +87,14 @@ def newest_evaluation(stack: Stack, record: str = EVALUATIONS) -> float:
                default=0.0)
 
 
-def recorded_until(stack: Stack) -> float:
-    """A time up to which the engine holds every ledger record, minute and hourly: a rule
-    interval before the newest evaluation of each group. A group's evaluations run one after
-    another, so those before the newest are whole; the interval leaves room for samples that
+def recorded_until(stack: Stack, hourly: bool = True) -> float:
+    """A time up to which the engine holds every ledger record, minute and hourly (the minute
+    records alone where not `hourly`: a lab whose roll-ups are an hour apart): a rule interval
+    before the newest evaluation of each group. A group's evaluations run one after another,
+    so those before the newest are whole; the interval leaves room for samples that
     VictoriaMetrics makes searchable a moment apart."""
-    return min(newest_evaluation(stack), newest_evaluation(stack, f"{EVALUATIONS}_1h")) - 1.0
+    groups = (EVALUATIONS, f"{EVALUATIONS}_1h") if hourly else (EVALUATIONS,)
+    return min(newest_evaluation(stack, record) for record in groups) - 1.0
 
 
 @contextmanager

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from hwinfo.ledger.queries import EVALUATIONS_RECORD
+from hwinfo.ledger.queries import UNSEEN_RECORD
 from hwinfo.sim.driver_load import STATE_DIR_VAR
 from tests.deploy.artifacts import (
     LAB_DASHBOARD,
@@ -55,6 +55,7 @@ from tests.deploy.ledger_stack import (
     hwinfo,
     idle_in_history,
     lab,
+    recorded_until,
     restart_under_alert,
 )
 from tests.deploy.prometheus_stack import Stack, wait_for
@@ -66,6 +67,7 @@ INTERVAL = 1.0  # the rules' evaluation interval in this lab
 SCRAPE = 1.0  # Prometheus's scrape interval here
 FOR = "3s"  # the idle-holder alert's `for`, shortened
 SAMPLE = 0.5  # the daemons' sampling interval
+UNSEEN_EVALUATIONS = 5  # of the stopped and the hung host's GPUs, before the window ends
 NVML_DEADLINE = 120  # how long the hung host's daemon waits on NVML before giving up
 MIB = 2**20
 
@@ -186,12 +188,26 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             daemons["stops"].proc.terminate()
             daemons["stops"].proc.wait(timeout=60)
             result.stopped_at = time.time()
-            wait_for("the stopped and the hung host to be unseen for a while", lambda: len(
-                stack.query("count_over_time(hwinfo:ledger_unseen:gpus[1m]) >= 5")) == 2,
-                timeout=60)
-            (last,) = stack.query(f"timestamp({EVALUATIONS_RECORD})")
-            result.until = float(last["value"][1]) - 2 * INTERVAL
+            result.until = wait_for(
+                "the window to hold the stopped and the hung host unseen for a while",
+                lambda: _unseen_until(stack, daemons, result.stopped_at), timeout=60)
             yield result
+
+
+def _unseen_until(stack: Stack, daemons: dict[str, Daemon], stopped_at: float) -> float | None:
+    """A window end up to which the engine holds every minute record, and by which it recorded
+    the stopped and the hung host's GPUs unseen UNSEEN_EVALUATIONS times since `stopped_at`;
+    None until then. The hosts are named: on a loaded machine the restarted host's two GPUs
+    were unseen for as many evaluations, and a count of any two GPUs ended the window there."""
+    until = recorded_until(stack, hourly=False)
+    if until <= stopped_at:
+        return None
+    hosts = "|".join(daemons[name].removeprefix("http://") for name in ("stops", "hangs"))
+    found = stack.api("/api/v1/query", {
+        "query": f'count_over_time({UNSEEN_RECORD}{{instance=~"{hosts}"}}'
+                 f"[{round((until - stopped_at) * 1000)}ms]) >= {UNSEEN_EVALUATIONS}",
+        "time": f"{until:.3f}"}, post=True)["result"]
+    return until if len(found) == 2 else None
 
 
 def first_failed_scrape(stack: Stack, daemon: Daemon) -> float:

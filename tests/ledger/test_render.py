@@ -44,8 +44,8 @@ def test_notes_show_figures_and_durations_as_people_read_them() -> None:
     done = ledger(row, covered=MONTH - 2 * 3600)
     _notes(done, [], None, UNTIL)
     assert done.notes == [
-        ("the rules evaluated 29d22h of the range's 30d (not loaded yet, or Prometheus down): "
-         "the rest is in no figure"),
+        ("the rules evaluated 29d22h of the range's 30d (not loaded yet, Prometheus down, or "
+         "its newest records not written yet): the rest is in no figure"),
         ("busy or idle judged by the device's activity, not the holder's own (no per-process "
          "samples): <0.1 of <0.1 GPU-hours held")]
     text = render.usage_text(done, None, PLAIN)
