@@ -2,7 +2,7 @@
 
 The text is an indented tree of `Label : value` lines. Each label becomes the XML tag of the
 same fact (one table below; other labels become their lower-case words joined by `_`, which
-nothing reads), so one set of mapping rules (importer.py) serves both forms of dump.
+nothing reads), so one set of mapping rules (importer_fields.py) serves both forms of dump.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ from typing import Any
 
 from hwinfo.cpulist import format_cpulist
 from hwinfo.model.gpu import Activity, Clocks, Gpu, GpuProcess, GpuSystem, Mig, MigDevice
-from hwinfo.sim.importer import board_of, gpu_instances_of
+from hwinfo.sim.importer import board_of
 from hwinfo.sim.importer_capture import MigPlacement
+from hwinfo.sim.importer_mig import gpu_instances_of
 
 MIB = 1 << 20
 # GpuSystem.status -> the scenario keys that make nvmlInit fail the same way.

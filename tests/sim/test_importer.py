@@ -16,7 +16,7 @@ from typing import Any
 import pynvml
 import pytest
 from conftest import CAPTURES, XML_CAPTURES, each_capture, require_captures
-from fixtures.smi_dumps import dump_xml, mig_device
+from fixtures.smi_dumps import dump_xml
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
@@ -223,48 +223,6 @@ def test_a100_capture_has_two_3g_20gb_instances() -> None:
 # --- hand-written dumps ---
 
 
-def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
-    text = dump_xml(
-        {"mig_mode/current_mig": "Enabled", "mig_mode/pending_mig": "Enabled"},
-        mig_devices=[
-            mig_device(2, 0, 14, 40192),  # 1c.3g.40gb
-            mig_device(2, 1, 28, 40192),  # 2c.3g.40gb
-            mig_device(7, 0, 14, 9856, engines="1/1/1"),  # 1g.10gb+me at slot 0
-            mig_device(8, 0, 14, 9856, engines="0/0/0"),  # plain 1g.10gb at slot 1
-        ],
-        processes=[
-            {
-                "gpu_instance_id": "2",
-                "compute_instance_id": "1",
-                "pid": "4242",
-                "type": "C",
-                "process_name": "python serve.py",
-                "used_memory": "3000 MiB",
-            },
-        ],
-    )
-    gpu = import_nvidia_smi_xml(text, "split.xml")["gpus"][0]
-    instances = gpu["mig"]["gpu_instances"]
-    assert [(gi["profile"], gi["id"], gi["start"]) for gi in instances] == [
-        ("3g.40gb", 2, 4),
-        ("1g.10gb+me", 7, 0),
-        ("1g.10gb", 8, 1),
-    ]
-    assert [ci["slices"] for ci in instances[0]["compute_instances"]] == [1, 2]
-    assert gpu["processes"][0] == {
-        "pid": 4242,
-        "type": "compute",
-        "gpu_instance_id": 2,
-        "compute_instance_id": 1,
-        "name": "python serve.py",
-        "used_memory_mib": 3000,
-        "command": "python serve.py",  # Linux: NVML's name is the command line
-    }
-    loaded = _load(import_nvidia_smi_xml(text, "split.xml"), tmp_path)
-    split = loaded.gpus[0].mig.gpu_instances[0]
-    assert [ci.profile.name for ci in split.compute_instances] == ["1c.3g.40gb", "2c.3g.40gb"]
-
-
 def test_schema_variants_and_unavailable_values(tmp_path: Path) -> None:
     text = dump_xml(
         {
@@ -363,26 +321,6 @@ def test_malformed_dumps_are_rejected(text: str, message: str) -> None:
     assert str(caught.value).startswith("bad.xml: ")
     assert "\n" not in str(caught.value)
     assert isinstance(caught.value, ValueError)
-
-
-@pytest.mark.parametrize(
-    ("product", "device", "message"),
-    [
-        ("NVIDIA A100-SXM4-80GB", mig_device(1, 0, 42, 12345), "matches no MIG profile"),
-        ("NVIDIA A100-SXM4-80GB", mig_device(1, 1, 42, 40192), "compute instance ids [1]"),
-        (
-            "NVIDIA A100-SXM4-80GB",
-            {k: v for k, v in mig_device(1, 0, 42, 40192).items() if "multiprocessor" not in k},
-            "mig_device 0: no <device_attributes/shared/multiprocessor_count> value",
-        ),
-    ],
-)
-def test_mig_devices_that_cannot_be_expressed(
-    product: str, device: dict[str, str], message: str
-) -> None:
-    text = dump_xml({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
-    with pytest.raises(DumpError, match=re.escape(message)):
-        import_nvidia_smi_xml(text, "mig.xml")
 
 
 # --- dumps as nvidia-smi showed them ---
