@@ -10,7 +10,8 @@ from __future__ import annotations
 import ctypes
 
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import Device, GpuDevice, Machine
+from hwinfo.sim.devices import Device, GpuDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,

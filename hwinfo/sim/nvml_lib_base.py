@@ -13,7 +13,8 @@ import ctypes
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hwinfo.sim.machine import Device, GpuDevice, Machine, MigDevice
+from hwinfo.sim.devices import Device, GpuDevice, MigDevice
+from hwinfo.sim.machine import Machine
 
 # nvmlReturn_t (nvml.h).
 SUCCESS = 0

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from hwinfo.mig.profiles import mig_bar1_bytes
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
-from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
+from hwinfo.sim.devices import GpuDevice, MigDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     INSUFFICIENT_SIZE,
     INVALID_ARGUMENT,

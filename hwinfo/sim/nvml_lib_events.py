@@ -8,15 +8,8 @@ import ctypes
 import time
 
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import (
-    EVENT_XID,
-    NO_INSTANCE,
-    Device,
-    EventSet,
-    GpuDevice,
-    Machine,
-    MigDevice,
-)
+from hwinfo.sim.devices import Device, EventSet, GpuDevice, MigDevice
+from hwinfo.sim.machine import EVENT_XID, NO_INSTANCE, Machine
 from hwinfo.sim.nvml_lib_base import (
     INVALID_ARGUMENT,
     NOT_SUPPORTED,

@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import GpuDevice, Machine, MigDevice
+from hwinfo.sim.devices import GpuDevice, MigDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import INVALID_ARGUMENT, NOT_SUPPORTED, SUCCESS, Symbol
 
 # nvmlValueType_t (nvml.h): NVML_VALUE_TYPE_UNSIGNED_INT, _UNSIGNED_LONG_LONG. Each field has

@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import Device, GpmSample, GpuDevice, Machine
+from hwinfo.sim.devices import Device, GpmSample, GpuDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     ARGUMENT_VERSION_MISMATCH,
     INVALID_ARGUMENT,

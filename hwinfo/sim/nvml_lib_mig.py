@@ -23,7 +23,8 @@ from hwinfo.mig.profiles import (
     remaining_capacity,
 )
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import ComputeInstance, GpuDevice, GpuInstance, Machine, MigDevice
+from hwinfo.sim.devices import ComputeInstance, GpuDevice, GpuInstance, MigDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     INVALID_ARGUMENT,
     NO_PERMISSION,

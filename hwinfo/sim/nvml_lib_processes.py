@@ -14,7 +14,8 @@ import time
 
 from hwinfo.sim import nvml_lib_base as base
 from hwinfo.sim.boards import DEFAULT_SAMPLING_US
-from hwinfo.sim.machine import NO_INSTANCE, Device, GpuDevice, Machine, MigDevice
+from hwinfo.sim.devices import Device, GpuDevice, MigDevice
+from hwinfo.sim.machine import NO_INSTANCE, Machine
 from hwinfo.sim.nvml_lib_base import (
     ARGUMENT_VERSION_MISMATCH,
     INSUFFICIENT_SIZE,

@@ -17,7 +17,8 @@ import weakref
 from dataclasses import dataclass
 
 from hwinfo.sim import nvml_lib_base as base
-from hwinfo.sim.machine import Device, GpuDevice, Machine, MigDevice
+from hwinfo.sim.devices import Device, GpuDevice, MigDevice
+from hwinfo.sim.machine import Machine
 from hwinfo.sim.nvml_lib_base import (
     GPU_IS_LOST,
     INSUFFICIENT_SIZE,
