@@ -11,7 +11,7 @@ from hwinfo.collect.deadline import GuardedGpu
 from hwinfo.collect.gpu.accounting_state import StateKeeper
 from hwinfo.collect.snapshot import SnapshotCollector
 from hwinfo.exporter.exposition import OPENMETRICS, TEXT_CONTENT_TYPE, Rendered, Selection, render
-from hwinfo.exporter.http import Handler, Request, Response, Server
+from hwinfo.exporter.http import Handler, Request, Response, Server, preferred_type
 from hwinfo.exporter.pages import MachinePage, asset_routes
 from hwinfo.exporter.sampler import Sampler
 from hwinfo.exporter.signals import serve_until_stopped
@@ -20,6 +20,8 @@ from hwinfo.exporter.webconfig import WebConfig
 from hwinfo.logs import get_logger
 
 log = get_logger("hwinfo.daemon")
+
+_OPENMETRICS_TYPE = OPENMETRICS.partition(";")[0]
 
 # SIGTERM and SIGINT end the daemon within a second: the server takes at most a quarter of
 # it (http._STOP_GRACE), the sampler and NVML at most this.
@@ -35,7 +37,10 @@ class Options:
 
 
 def _wants_openmetrics(request: Request) -> bool:
-    return "application/openmetrics-text" in request.headers.get("accept", "")
+    """Whether the scraper weights OpenMetrics above the text format: Prometheus lists the
+    formats of its scrape_protocols with falling q-values, and q=0 refuses one."""
+    accept = request.headers.get("accept", "")
+    return preferred_type(accept, ("text/plain", _OPENMETRICS_TYPE)) == _OPENMETRICS_TYPE
 
 
 class Daemon:
@@ -69,9 +74,9 @@ class Daemon:
         rendered = latest.metrics if latest is not None else self._empty
         if _wants_openmetrics(request):
             return Response(body=rendered.openmetrics, gzip_body=rendered.openmetrics_gzip,
-                            content_type=OPENMETRICS)
+                            content_type=OPENMETRICS, vary=("Accept",))
         return Response(body=rendered.text, gzip_body=rendered.text_gzip,
-                        content_type=TEXT_CONTENT_TYPE)
+                        content_type=TEXT_CONTENT_TYPE, vary=("Accept",))
 
     def _ready(self, _: Request) -> Response:
         # Published, not just counted: status is updated before the sample's rendering is.

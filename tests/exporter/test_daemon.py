@@ -127,6 +127,37 @@ def test_endpoints_and_negotiation() -> None:
         assert get(url + "/nope")[0] == 404
 
 
+# (Accept, whether OpenMetrics is the answer). Prometheus lists the formats of its
+# scrape_protocols with falling q-values; 2.x asks for OpenMetrics first by default, and a
+# scrape_protocols that puts the text format first must get it.
+ACCEPTS = [
+    (("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+     "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"), True),
+    (("text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,"
+     "*/*;q=0.3"), False),
+    ("application/openmetrics-text;q=0, text/plain", False),  # q=0: not acceptable
+    ("Application/OpenMetrics-Text; version=1.0.0", True),  # media types ignore case
+    ("application/openmetrics-text;q=0.4, */*;q=0.5", False),
+    ("*/*", False),
+    ("", False),
+]
+
+
+@pytest.mark.parametrize(("accept", "openmetrics"), ACCEPTS)
+def test_openmetrics_is_served_where_the_scraper_weights_it_highest(
+    accept: str, openmetrics: bool
+) -> None:
+    with serving("--simulate", "cloud-t4") as url:
+        status, headers, body = get(url + "/metrics", {"Accept": accept} if accept else {})
+    assert status == 200
+    assert headers["Content-Type"].startswith(
+        "application/openmetrics-text" if openmetrics else "text/plain; version=0.0.4")
+    assert body.endswith(b"# EOF\n") is openmetrics
+    # The answer depends on Accept: a cache in between must not give one scraper's format
+    # to another.
+    assert "Accept" in [v.strip() for v in headers["Vary"].split(",")]
+
+
 def test_report_from_a_daemon_renders_its_snapshot() -> None:
     with serving("--simulate", "workstation-geforce") as url:
         served = json.loads(get(url + "/api/v1/snapshot")[2])

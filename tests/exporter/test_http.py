@@ -263,6 +263,27 @@ def test_a_client_vanishing_mid_response_costs_nothing(serve: ServeFactory) -> N
     assert fetch(server, "/")[0] == 200
 
 
+RESET = b"\x01\x00\x00\x00\x00\x00\x00\x00"  # SO_LINGER on, 0 s: close() sends a reset
+
+
+def test_a_client_resetting_mid_request_is_let_go_without_a_word(
+    serve: ServeFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = serve(ROUTES)
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter"):
+        sock = socket.create_connection(server.address, timeout=10)
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert sock.recv(1000).startswith(b"HTTP/1.1 200")
+        # Half a request, then a reset: the read that finds it closes the connection, which
+        # was then watched again as if still open (a WARNING with a ValueError).
+        sock.sendall(b"GET / HT")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+        sock.close()
+        assert wait_for(lambda: not list(server._table))
+        assert fetch(server, "/")[0] == 200
+    assert caplog.records == []
+
+
 def test_responses_keep_framing_to_the_server() -> None:
     with pytest.raises(ValueError, match="sets"):
         Response(200, b"x", headers={"Content-Length": "5"})
@@ -538,6 +559,22 @@ def test_tls_serves_and_survives_plain_http(serve: ServeFactory, tmp_path: Path,
         fetch(server, "/", context=client_context(pki, pki.client_cert, pki.client_key))[0] == 200
     )
     assert refused(server, client_context(pki, pki.stranger_cert, pki.stranger_key))
+
+
+def test_a_tls_client_resetting_before_its_first_byte_is_let_go_without_a_word(
+    serve: ServeFactory, tmp_path: Path, pki: Pki, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = serve(ROUTES, tls_config(tmp_path, pki,
+                                      "  client_auth_type: VerifyClientCertIfGiven\n"))
+    with caplog.at_level(logging.INFO, logger="hwinfo.exporter"):
+        # Reset before a byte: the peek for TLS or plain HTTP failed, which was taken for a
+        # bug (a WARNING, and a 500 sent to a socket already gone).
+        sock = socket.create_connection(server.address, timeout=10)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+        sock.close()
+        assert wait_for(lambda: not list(server._table))
+        assert fetch(server, "/", context=client_context(pki))[0] == 200
+    assert caplog.records == []
 
 
 def test_tls_min_version(serve: ServeFactory, tmp_path: Path, pki: Pki) -> None:

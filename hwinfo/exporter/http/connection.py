@@ -82,7 +82,8 @@ class Connection:
     # TLS
 
     def first_byte(self) -> bytes | None:
-        """The client's first byte, left unread; b"" if it closed; None if none yet."""
+        """The client's first byte, left unread; b"" if it closed; None if none yet;
+        OSError if the connection broke."""
         try:
             return self.sock.recv(1, socket.MSG_PEEK)
         except BlockingIOError:

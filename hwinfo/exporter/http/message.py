@@ -48,13 +48,15 @@ class Request:
 
 @dataclass(frozen=True)
 class Response:
-    """What a handler returns. gzip_body, when given, is body already gzipped (see gzip_bytes)."""
+    """What a handler returns. gzip_body, when given, is body already gzipped (see gzip_bytes);
+    vary names the request headers the handler chose the answer by, for caches (Vary)."""
 
     status: int = 200
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
     headers: Mapping[str, str] = field(default_factory=dict)
     gzip_body: bytes | None = None
+    vary: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 200 <= self.status <= 599:
@@ -182,8 +184,8 @@ def answer_events(
         fields += [("Content-Type", response.content_type), ("Content-Length", str(len(body)))]
     if gzipped:
         fields.append(("Content-Encoding", "gzip"))
-    if negotiable:
-        fields.append(("Vary", "Accept-Encoding"))
+    if vary := (*response.vary, *(("Accept-Encoding",) if negotiable else ())):
+        fields.append(("Vary", ", ".join(vary)))
     headers: dict[str, tuple[str, str]] = {}
     for name, value in (*_DEFAULT_HEADERS.items(), *response.headers.items(), *configured):
         headers[name.lower()] = (name, value)
@@ -200,24 +202,54 @@ def _head(status: int, fields: tuple[tuple[str, str], ...]) -> h11.Response:
     return h11.Response(status_code=status, headers=list(fields), reason=_phrase(status))
 
 
-def accepts_gzip(accept_encoding: str) -> bool:
-    """Whether an Accept-Encoding value allows gzip (q-values honoured, `*` included)."""
-    weights: dict[str, float] = {}
-    for item in accept_encoding.split(","):
-        coding, *params = (part.strip().lower() for part in item.split(";"))
+def weights(header: str) -> dict[str, float]:
+    """The q-value of each item of an Accept or Accept-Encoding value, by its name in lower
+    case (parameters other than q dropped; a name given twice, as a media type in two versions
+    is, has its higher weight); an unreadable q is 0, and so is one outside 0..1 (RFC 9110
+    section 12.4.2)."""
+    found: dict[str, float] = {}
+    for item in header.split(","):
+        name, *params = (part.strip().lower() for part in item.split(";"))
         weight = 1.0
         for param in params:
-            name, _, value = param.partition("=")
-            if name.strip() == "q":
+            key, _, value = param.partition("=")
+            if key.strip() == "q":
                 try:
                     weight = float(value)
                 except ValueError:
                     weight = 0.0
-        weights[coding] = weight
+                if not 0.0 <= weight <= 1.0:  # NaN and inf included
+                    weight = 0.0
+        found[name] = max(weight, found.get(name, 0.0))
+    return found
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding value allows gzip (q-values honoured, `*` included)."""
+    given = weights(accept_encoding)
     for coding in ("gzip", "x-gzip", "*"):
-        if coding in weights:
-            return weights[coding] > 0
+        if coding in given:
+            return given[coding] > 0
     return False
+
+
+def preferred_type(accept: str, offered: tuple[str, ...]) -> str:
+    """The media type of `offered` (lower case, without parameters) that an Accept value
+    weights highest, the first offered on a tie and where none is acceptable: RFC 9110
+    section 12.5.1, the most specific range that matches a type giving its weight, and a
+    weight of 0 meaning "not acceptable"."""
+    if not accept.strip():
+        return offered[0]
+    given = weights(accept)
+
+    def weight(media: str) -> float:
+        for media_range in (media, media.partition("/")[0] + "/*", "*/*"):
+            if media_range in given:
+                return given[media_range]
+        return 0.0
+
+    best = max(offered, key=weight)  # max keeps the first of equals
+    return best if weight(best) > 0 else offered[0]
 
 
 _date: tuple[int, str] = (0, "")

@@ -260,7 +260,11 @@ class Server:
 
     def _peek(self, conn: Connection) -> None:
         """On a TLS port: start the handshake, or tell a plain-HTTP client what is wrong."""
-        first = conn.first_byte()
+        try:
+            first = conn.first_byte()
+        except OSError as exc:  # reset before its first byte
+            self._drop(conn, f"read failed: {exc}")
+            return
         if first is None:
             return
         if not first:
@@ -303,7 +307,7 @@ class Server:
         """Take what the client sent, then act on it once a request is complete."""
         if self._receive(conn):
             self._advance(conn)
-        else:
+        elif not conn.closed:  # a read that failed (a reset, a TLS alert) closed it
             self._table.watch(conn, conn.wants)
 
     def _receive(self, conn: Connection) -> bool:
