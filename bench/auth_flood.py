@@ -4,7 +4,8 @@
 
 Each run starts `hwinfo serve --simulate dgx-a100-mig --process-metrics` with a web config
 that has basic auth (bcrypt, cost 10, as `htpasswd -nBC 10` makes), then, from a second
-process (asyncio, so the attack costs one core at most):
+process (asyncio, so the attack costs one core at most; on the daemon's cores, unlike an
+attack from other machines: `--attacker-nice N` runs it at that nice value):
 - 16 slow readers pipeline /metrics with valid credentials and a 4 KiB receive buffer and
   never read (each reconnects every 5 s);
 - 48 clients send wrong passwords on keep-alive connections as fast as they are answered
@@ -31,6 +32,7 @@ import asyncio
 import base64
 import http.client
 import json
+import os
 import signal
 import socket
 import ssl
@@ -253,6 +255,7 @@ def run_attack(port: int, seconds: float, reconnect: bool, tls: bool,
 
 def one_run(config: Path, seconds: float, attack_flags: list[str],
             hwinfo: tuple[str, ...]) -> dict[str, float]:
+    load = os.getloadavg()[0]
     proc, port = start_daemon("--web-config", str(config), cmd=hwinfo)
     try:
         wait_ready(port)
@@ -297,7 +300,7 @@ def one_run(config: Path, seconds: float, attack_flags: list[str],
               f"max {result[kind + 'max_ms']:.1f} ms")
     print(f"  new logins {logins.count(200)} of {len(logins)} let in {dict(Counter(logins))}; "
           f"wrong-password answers {sum(answers.values())} {answers}; stopped {stop_s:.2f} s "
-          "after SIGTERM")
+          f"after SIGTERM; load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end")
     return result
 
 
@@ -333,16 +336,22 @@ def main() -> None:
                         help=f"wrong-password clients from N loopback addresses (<= {MAX_ADDRESSES})")
     parser.add_argument("--hwinfo", metavar="CMD", default=f"{sys.executable} -m hwinfo",
                         help="the hwinfo command to serve with (default: this Python's)")
+    parser.add_argument("--attacker-nice", type=int, default=0, metavar="N",
+                        help="run the attacking process at nice N (0..19; default 0, as the "
+                        "daemon): it shares the daemon's cores, which an attack from other "
+                        "machines does not")
     parser.add_argument("--attack", nargs=2, metavar=("PORT", "SECONDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not 0 <= args.addresses <= MAX_ADDRESSES or not 0 < args.seconds <= 120:
-        parser.error(f"--addresses 0..{MAX_ADDRESSES}, --seconds up to 120")
+    if (not 0 <= args.addresses <= MAX_ADDRESSES or not 0 < args.seconds <= 120
+            or not 0 <= args.attacker_nice <= 19):
+        parser.error(f"--addresses 0..{MAX_ADDRESSES}, --seconds up to 120, --attacker-nice 0..19")
     if args.attack:
+        os.nice(args.attacker_nice)
         print(json.dumps(run_attack(int(args.attack[0]), float(args.attack[1]), args.reconnect,
                                     args.tls, args.addresses)))
         return
     flags = [*(["--reconnect"] if args.reconnect else []), *(["--tls"] if args.tls else []),
-             "--addresses", str(args.addresses)]
+             "--addresses", str(args.addresses), "--attacker-nice", str(args.attacker_nice)]
     with tempfile.TemporaryDirectory() as where:
         config = write_config(Path(where), args.tls)
         how = "a new connection per attempt" if args.reconnect else "keep-alive"
@@ -351,7 +360,8 @@ def main() -> None:
         print(f"{SLOW_READERS} slow readers and {clients} wrong-password clients {sources} "
               f"({how}{', TLS' if args.tls else ''}); one scraper every "
               f"{SCRAPE_EVERY * 1000:.0f} ms for {args.seconds:g} s, a new login every "
-              f"{NEWCOMER_EVERY:g} s; {args.runs} runs")
+              f"{NEWCOMER_EVERY:g} s; {args.runs} runs; the attacker at nice "
+              f"{args.attacker_nice}")
         results = []
         for run in range(args.runs):
             print(f"run {run + 1}:")

@@ -5,6 +5,10 @@ bcrypt goes through a gate: a bounded queue served by one thread, which hands ea
 back to the caller. A client (by address) may have a few checks waiting and a few recent
 failures; past that it is turned away at once. So a flood of wrong passwords costs at most
 one core, holds no HTTP worker, and never delays a request whose login is cached.
+Every check is for a client not let in yet (a served login is cached), so the gate's thread
+runs at a lower priority (a higher nice value, per thread on Linux): while the flood's checks
+and the served clients' requests want the same cores, the served go first; a check still
+runs, later, and on an idle core at full speed.
 
 The queue is shared by demand, not by arrival: each client's recent requests to the gate
 are counted (halving every minute), the check of the client that asked least goes first,
@@ -24,6 +28,7 @@ import hmac
 import ipaddress
 import math
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -164,6 +169,7 @@ class GateLimits:
     forgive_after: float = 1.0  # one failure leaves the record after this long
     clients: int = 4096  # clients remembered; beyond, the quietest is forgotten
     demand_half_life: float = 60.0  # a client's count of requests halves in this long
+    nice: int = 10  # the gate's thread runs this much nicer than the thread that starts it
 
 
 @dataclass
@@ -313,6 +319,7 @@ class AuthGate(Generic[T]):
             return key, check
 
     def _run(self) -> None:
+        _nicer(self._limits.nice)
         while (taken := self._next()) is not None:
             key, check = taken
             try:
@@ -337,6 +344,22 @@ class AuthGate(Generic[T]):
             self._done(item, ok)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - a bug costs one request, not the gate
             self._log.warning("done", "auth verdict not delivered: %r", exc, exc_info=True)
+
+
+def _nicer(increment: int) -> None:
+    """Lower the calling thread's priority by `increment` nice steps (19 at most).
+
+    Linux keeps a nice value per thread, and setpriority(2) with a thread's id sets that
+    thread's alone. Elsewhere the same call would set the whole process's, so it is not made.
+    """
+    if increment <= 0 or sys.platform != "linux":
+        return
+    thread = threading.get_native_id()
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, nice + increment))
+    except OSError as exc:  # a sandbox that forbids it: checks run at the daemon's priority
+        logger.debug("password checks keep the daemon's priority: %s", exc)
 
 
 def client_of(peer: str) -> str:

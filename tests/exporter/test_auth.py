@@ -1,7 +1,9 @@
 import base64
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import bcrypt
 import pytest
@@ -155,8 +157,10 @@ class HeldBcrypt:
         self._released = threading.Event()
         self._released.set()
         self._entered = threading.Semaphore(0)
+        self.thread = 0  # the native id of the thread that called it last
 
     def __call__(self, password: bytes, hashed: bytes) -> bool:
+        self.thread = threading.get_native_id()
         self._entered.release()
         assert self._released.wait(60), "bcrypt was held past the test"
         return self._real(password, hashed)
@@ -379,6 +383,30 @@ def test_a_failing_check_fails_closed_and_logs_one_line(
         "password check failed: ValueError('Invalid salt')"
     ]
     assert not caplog.records[0].exc_info  # no traceback unless logging at debug
+
+
+def nice_of(thread: int) -> int:
+    """A thread's nice value: field 19 of /proc/self/task/TID/stat (proc(5))."""
+    stat = Path(f"/proc/self/task/{thread}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[16])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a nice value per thread is Linux's")
+def test_password_checks_run_at_a_lower_priority_and_still_let_a_login_in(
+    new_gate: GateFactory, held: HeldBcrypt
+) -> None:
+    users = BasicAuth({"alice": make_hash(b"secret")})
+    gate, verdicts = new_gate(users, limits=GateLimits(nice=7))
+    ours = nice_of(threading.get_native_id())
+    with held:
+        assert gate.admit(header("alice", "secret"), "10.0.0.1", "login").verdict is Verdict.QUEUED
+        held.wait_busy()
+        # The check runs on the gate's thread, nicer by 7 (19 at most); the thread that asked
+        # (the server's loop) keeps its priority.
+        assert held.thread != threading.get_native_id()
+        assert nice_of(held.thread) == min(19, ours + 7)
+        assert nice_of(threading.get_native_id()) == ours
+    assert verdicts.wait(1) == [("login", True)]
 
 
 @pytest.mark.parametrize(
