@@ -4,6 +4,7 @@ give (hwinfo/sim/importer_capture.py), on hand-written captures."""
 from __future__ import annotations
 
 import pytest
+from fixtures.smi_dumps import capture_section
 
 from hwinfo.sim.importer_capture import ListedMigDevice, MigPlacement, parse_capture
 
@@ -12,8 +13,7 @@ HUGE = "9" * 5000
 
 
 def _section(command: str, *lines: str) -> str:
-    return "\n".join(["#" * 80, f"# capabilities :: {command}", f"# $ nvidia-smi {command}",
-                      "#" * 80, *lines, ""])
+    return capture_section(f"capabilities :: {command}", f"nvidia-smi {command}", lines)
 
 
 def _lgi_row(gpu: str, profile_id: str, gi: str, start: str, size: str) -> str:
