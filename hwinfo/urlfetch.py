@@ -21,6 +21,9 @@ from hwinfo import inputs
 # A snapshot of an 8-GPU machine with a thousand processes is well under 2 MiB; a Prometheus
 # answer of the ledger's aggregated queries for a thousand hosts is a few MiB.
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+# OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH: a certificate
+# its CA vouches for, of another host.
+_NAME_MISMATCH = (62, 64)
 # What Go's net/http answers a plain-HTTP request on a TLS port.
 _GO_TLS_ANSWER = b"client sent an http request to an https server"
 
@@ -138,8 +141,12 @@ class _Exchange:
         except FetchError as exc:
             self.error = exc
         except ssl.SSLCertVerificationError as exc:
-            self.error = FetchError(f"{self.target.url}: its certificate is not trusted "
-                                     f"({exc.verify_message}; give its CA with --ca-file)")
+            if exc.verify_code in _NAME_MISMATCH:  # its CA is trusted: --ca-file is no help
+                self.error = FetchError(f"{self.target.url}: its certificate is not for "
+                                        f"{self.target.host}: use a name it holds")
+            else:
+                self.error = FetchError(f"{self.target.url}: its certificate is not trusted "
+                                        f"({exc.verify_message}; give its CA with --ca-file)")
         except ssl.SSLError as exc:
             self.error = FetchError(self._tls_problem(exc))
         except (ConnectionResetError, http.client.BadStatusLine) as exc:  # RemoteDisconnected too

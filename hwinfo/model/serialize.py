@@ -9,7 +9,7 @@ import typing
 from functools import cache
 from typing import Annotated, Any, TypeVar
 
-from hwinfo.inputs import member, shown
+from hwinfo.inputs import MAX_NODES, member, shown
 from hwinfo.model.snapshot import SCHEMA_VERSION, Snapshot
 from hwinfo.model.unixtime import UNIX_TIME, UNIX_TIME_RANGE
 
@@ -22,6 +22,25 @@ _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 
 class SchemaError(ValueError):
     """A document does not match the snapshot schema."""
+
+
+class _Budget:
+    """Values a document may build once every field it leaves out takes its default.
+
+    The parse bounds what a document holds (inputs.MAX_NODES), not what it builds: a 4 MiB
+    list of `{"index": 0, "lost": false}` is 150,000 GPUs of some sixty fields each, 8.7
+    million values, 1.7 GB and a 270 MB JSON report. The built tree gets the parse's bound
+    (a DGX snapshot with a hundred processes builds about 4,500).
+    """
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self, values: int, where: str) -> None:
+        self.left -= values
+        if self.left < 0:
+            raise SchemaError(f"{where}: more than {MAX_NODES:,} values with every field "
+                              "filled in, more than any machine's snapshot holds")
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
@@ -39,14 +58,14 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
     None (not available) where the field allows it, so older documents still load too: a
     field that allows neither must be in every document since the first of its
     schema_version (tests/fixtures/old_snapshots)."""
-    return _convert(cls, data, where or cls.__name__)
+    return _convert(cls, data, where or cls.__name__, _Budget())
 
 
-def _convert(tp: Any, value: Any, where: str) -> Any:
+def _convert(tp: Any, value: Any, where: str, budget: _Budget) -> Any:
     origin = typing.get_origin(tp)
     if origin is Annotated:
         inner, *marks = typing.get_args(tp)
-        number = _convert(inner, value, where)
+        number = _convert(inner, value, where, budget)
         if UNIX_TIME in marks and not UNIX_TIME_RANGE[0] <= number < UNIX_TIME_RANGE[1]:
             raise SchemaError(f"{where}: {number:g} is not a Unix time between 1970 and 2242")
         return number
@@ -57,24 +76,29 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
                 return None
             raise SchemaError(f"{where}: null is not allowed")
         (inner,) = [a for a in args if a is not type(None)]
-        return _convert(inner, value, where)
+        return _convert(inner, value, where, budget)
     if origin is list:
         if not isinstance(value, list):
             raise SchemaError(f"{where}: expected a list")
         (item,) = typing.get_args(tp)
-        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        budget.spend(len(value), where)
+        return [_convert(item, v, f"{where}[{i}]", budget) for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object")
         _, item = typing.get_args(tp)
-        return {k: _convert(item, v, member(where, k)) for k, v in value.items()}
+        budget.spend(len(value), where)
+        return {k: _convert(item, v, member(where, k), budget) for k, v in value.items()}
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object")
+        fields = dataclasses.fields(tp)
+        budget.spend(len(fields), where)
         kwargs = {}
-        for f in dataclasses.fields(tp):
+        for f in fields:
             if f.name in value:
-                kwargs[f.name] = _convert(_hints(tp)[f.name], value[f.name], f"{where}.{f.name}")
+                kwargs[f.name] = _convert(_hints(tp)[f.name], value[f.name], f"{where}.{f.name}",
+                                          budget)
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 if not _allows_none(_hints(tp)[f.name]):
                     raise SchemaError(f"{where}: missing field {f.name!r}")

@@ -25,7 +25,11 @@ _LIST_MIG = re.compile(r"\s+MIG (\S+)\s+Device\s+(\d+):(?:\s*\(UUID: ([^)\s]+)\)
 # The capture's own header lines before the first section: "masked:         yes".
 _HEADER = re.compile(r"([a-z_]+):\s+(.*)")
 # `nvidia-smi mig -lgi` rows: "|   0  MIG 1g.10gb          19        9          2:1     |".
-_LGI_ROW = re.compile(r"\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+# Its numbers are at most 9 ASCII digits: a row of longer ones is none nvidia-smi prints (and
+# int() refuses 4,300 digits and more).
+_LGI_ROW = re.compile(
+    r"\|\s*([0-9]{1,9})\s+MIG\s+(\S+)\s+([0-9]{1,9})\s+([0-9]{1,9})\s+([0-9]{1,9}):([0-9]{1,9})\s*\|"
+)
 # `nvidia-smi nvlink -s`: "GPU 0: NAME (UUID: ...)" then "\t Link 3: 26.562 GB/s" or
 # "\t Link 3: <inactive>".
 _NVLINK = re.compile(r"\s+Link (\d+): (.+)")
@@ -91,11 +95,10 @@ class Capture:
             gpu = None
             for line in body.splitlines():
                 if (match := _LIST_GPU.fullmatch(line.rstrip())) is not None:
-                    gpu = int(match.group(1))
-                elif gpu is not None and (match := _LIST_MIG.fullmatch(line.rstrip())):
-                    out[(gpu, int(match.group(2)))] = ListedMigDevice(
-                        match.group(1), match.group(3)
-                    )
+                    gpu = decimal(match.group(1))
+                elif (gpu is not None and (match := _LIST_MIG.fullmatch(line.rstrip()))
+                      and (device := decimal(match.group(2))) is not None):
+                    out[(gpu, device)] = ListedMigDevice(match.group(1), match.group(3))
         return out
 
     def gpu_instance_placements(self) -> dict[tuple[int, int], MigPlacement]:
@@ -141,7 +144,7 @@ class Capture:
             gpu = None
             for line in body.splitlines():
                 if (match := _LIST_GPU.fullmatch(line.rstrip())) is not None:
-                    gpu = int(match.group(1))
+                    gpu = decimal(match.group(1))
                 elif gpu is not None and (match := _NVLINK.fullmatch(line.rstrip())):
                     active = match.group(2).strip() not in ("<inactive>", "")
                     out[gpu] = out.get(gpu, 0) + active

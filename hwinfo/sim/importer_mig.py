@@ -238,6 +238,14 @@ def _gpu_instance(
 ) -> dict[str, Any]:
     profile = _named_profile(table, gi_id, cis, placement, where)
     matched = profile is None
+    if profile is not None and not _fits(profile, cis):
+        # -lgi or -L names a profile that -q's own figures contradict: which is right is
+        # unknown, and a scenario of both would show a machine that cannot be.
+        raise DumpError(
+            f"{where}: GPU instance {gi_id} is a {profile.name} ({profile.multiprocessor_count}"
+            f" SMs, {profile.memory_mib} MiB) by {'-lgi' if placement else '-L'}, but -q shows "
+            f"{sum(ci['sm_count'] for ci in cis)} SMs and {cis[0]['memory_total_mib']} MiB"
+        )
     if profile is None:
         profile = _match_profile(table, gi_id, cis)
         if profile is None:
@@ -254,6 +262,12 @@ def _gpu_instance(
         _guessed(instance, "profile")
     if placement is not None:
         # The dump's own placement; refused rather than moved when the table disagrees.
+        if (placement.profile_id, placement.size) != (profile.id, profile.memory_slices):
+            raise DumpError(
+                f"{where}: GPU instance {gi_id} ({profile.name}) is listed by -lgi with profile "
+                f"id {placement.profile_id} and {placement.size} memory slices; the catalogue's "
+                f"{profile.name} has id {profile.id} and {profile.memory_slices}"
+            )
         if placement.start not in profile.placement_starts:
             raise DumpError(
                 f"{where}: GPU instance {gi_id} ({profile.name}) is placed at "
@@ -301,13 +315,15 @@ def _match_profile(
             abs(profile.memory_mib - memory),
         )
 
-    fitting = [
-        profile
-        for profile in table.profiles
-        if abs(profile.memory_mib - memory) <= _MIG_MEMORY_TOLERANCE * profile.memory_mib
-        and sms <= profile.multiprocessor_count
-    ]
-    return min(fitting, key=rank, default=None)
+    return min((p for p in table.profiles if _fits(p, cis)), key=rank, default=None)
+
+
+def _fits(profile: GpuInstanceProfile, cis: list[dict[str, Any]]) -> bool:
+    """Whether a GPU instance's compute instances (as a dump shows them) can be of `profile`:
+    its memory (within driver variation), and SMs no more than the profile's."""
+    memory = cis[0]["memory_total_mib"]
+    return (abs(profile.memory_mib - memory) <= _MIG_MEMORY_TOLERANCE * profile.memory_mib
+            and sum(ci["sm_count"] for ci in cis) <= profile.multiprocessor_count)
 
 
 def _placement_start(profile: GpuInstanceProfile, gi_id: int) -> int | None:

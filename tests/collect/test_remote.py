@@ -79,9 +79,9 @@ def serve() -> Iterator[Callable[..., Server]]:
         server.close()
 
 
-def refused(url: str, timeout: float = 10.0) -> str:
+def refused(url: str, timeout: float = 10.0, ca_file: str | None = None) -> str:
     with pytest.raises(RemoteError) as raised:
-        fetch_snapshot(url, timeout=timeout)
+        fetch_snapshot(url, ca_file, timeout=timeout)
     message = str(raised.value)
     assert "\n" not in message
     return message
@@ -178,23 +178,31 @@ def test_one_deadline_covers_the_whole_exchange(serve: Callable[..., Server], an
     assert "no " in message and "answer within 1 s" in message
 
 
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def _self_signed(where: Path, names: str) -> tuple[Path, Path]:
+    """A self-signed certificate (its own CA) for `names` (a subjectAltName), and its key."""
     openssl = require_tool("openssl")
-    where = tmp_path_factory.mktemp("tls")
     cert, key = where / "server.crt", where / "server.key"
     subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                     "-nodes", "-days", "2", "-subj", "/CN=localhost", "-keyout", key, "-out", cert,
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                    "-addext", f"subjectAltName={names}"],
                    check=True, capture_output=True)
     return cert, key
 
 
-@pytest.fixture
-def tls_server(serve: Callable[..., Server], certificate: tuple[Path, Path]) -> Server:
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return _self_signed(tmp_path_factory.mktemp("tls"), "IP:127.0.0.1,DNS:localhost")
+
+
+def _tls_server(serve: Callable[..., Server], certificate: tuple[Path, Path]) -> Server:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*certificate)
     return serve(http_answer("200 OK", "application/json", render_json(SNAPSHOT).encode()), context)
+
+
+@pytest.fixture
+def tls_server(serve: Callable[..., Server], certificate: tuple[Path, Path]) -> Server:
+    return _tls_server(serve, certificate)
 
 
 def test_plain_http_to_a_tls_port_says_use_https(tls_server: Server) -> None:
@@ -209,6 +217,17 @@ def test_https_with_its_ca_reads_the_snapshot(tls_server: Server, certificate: t
 def test_https_to_an_unknown_certificate_says_give_its_ca(tls_server: Server) -> None:
     message = refused(f"https://127.0.0.1:{tls_server.port}")
     assert "its certificate is not trusted" in message and "--ca-file" in message
+
+
+@pytest.mark.parametrize("names", ["DNS:elsewhere.example", "IP:10.1.2.3,DNS:localhost"])
+def test_a_trusted_certificate_of_another_host_says_so_not_give_its_ca(
+        serve: Callable[..., Server], tmp_path: Path, names: str) -> None:
+    # Its CA is given: the advice to give it would send a user in a circle.
+    certificate = _self_signed(tmp_path, names)
+    server = _tls_server(serve, certificate)
+    assert refused(f"https://127.0.0.1:{server.port}", ca_file=str(certificate[0])) == (
+        f"https://127.0.0.1:{server.port}/api/v1/snapshot: its certificate is not for "
+        "127.0.0.1: use a name it holds")
 
 
 def test_https_to_a_plain_http_port_says_use_http(serve: Callable[..., Server]) -> None:

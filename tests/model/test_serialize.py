@@ -120,3 +120,20 @@ def test_a_plausible_xid_time_loads() -> None:
     document = _with_xid(json.loads((OLD / "69ba130-cloud-t4.json").read_text()), 1.7e9)
     snapshot = snapshot_from_document(document, "x")
     assert snapshot.gpu.gpus[0].xid_errors[0].last_timestamp_seconds == 1.7e9
+
+
+def test_a_small_document_that_builds_millions_of_values_is_refused_in_one_line(
+        old_daemon: tuple[str, dict[str, bytes]]) -> None:
+    # 40,000 GPUs of two values each are 120,000 values to the parse, well inside its bound;
+    # each GPU's other fields default to "not available", some 2.3 million values built (and
+    # 150,000 such GPUs were a 1.7 GB report).
+    document = json.loads((OLD / "69ba130-cloud-t4.json").read_text())
+    document["gpu"]["gpus"] = [{"index": i, "lost": False} for i in range(40_000)]
+    url, said = old_daemon
+    said["body"] = json.dumps(document).encode()
+    for command, status in (("report", 1), ("check", 3)):
+        run = subprocess.run([*HWINFO, command, "--from", url], capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert run.returncode == status, run.stdout
+        (line,) = (run.stdout + run.stderr).splitlines()
+        assert "Snapshot.gpu.gpus[" in line and "more than 1,000,000 values" in line

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 import pynvml
 import pytest
 from conftest import CAPTURES, XML_CAPTURES, each_capture, require_captures
-from fixtures.smi_dumps import dump_xml
+from fixtures.smi_dumps import capture_section, dump_xml, lgi_section
 
 import hwinfo.sim
 from hwinfo.sim import Scenario
@@ -469,25 +469,6 @@ def test_linux_process_names_are_command_lines(tmp_path: Path) -> None:
     assert report() == [("code", None), ("msedge", None)]
 
 
-def _section(label: str, command: str, lines: list[str]) -> str:
-    """One section of a capture file: its banner, which names it and its command, then lines."""
-    return "\n".join(["#" * 80, f"# {label}", f"# $ {command}", "#" * 80, *lines, ""])
-
-
-def _lgi(rows: Sequence[tuple[str, int, int, str]]) -> str:
-    """An `nvidia-smi mig -lgi` section of a capture file."""
-    lines = [
-        "+---------------------------------------------------------+",
-        "| GPU instances:                                          |",
-        "| GPU   Name               Profile  Instance   Placement  |",
-        "|                            ID       ID       Start:Size |",
-        "|=========================================================|",
-    ]
-    for name, profile_id, gi, placement in rows:
-        lines.append(f"|   0  MIG {name:<14} {profile_id:>6} {gi:>8} {placement:>12}     |")
-    return _section("capabilities :: mig -lgi", "nvidia-smi mig -lgi", lines)
-
-
 def _renumbered(text: str, ids: dict[int, int]) -> str:
     """The H100 MIG capture with other GPU-instance ids, as another real H100 numbered them."""
     return re.sub(
@@ -500,7 +481,7 @@ def _renumbered(text: str, ids: dict[int, int]) -> str:
 def test_mig_placements_come_from_the_capture(tmp_path: Path) -> None:
     """A real H100 has GI 1 at 4:4, GI 5 at 0:2, GI 13 at 2:1 and GI 14 at 3:1: the -lgi
     listing says so, and the import keeps it rather than inferring from the ids."""
-    text = _renumbered(_capture_text(H100_MIG), {2: 1, 3: 5, 9: 13, 10: 14}) + _lgi(
+    text = _renumbered(_capture_text(H100_MIG), {2: 1, 3: 5, 9: 13, 10: 14}) + lgi_section(
         [
             ("3g.40gb", 9, 1, "4:4"),
             ("2g.20gb", 14, 5, "0:2"),
@@ -536,7 +517,7 @@ def test_mig_placements_come_from_the_capture(tmp_path: Path) -> None:
 
 
 def test_a_placement_the_table_lacks_is_refused_not_moved() -> None:
-    text = _capture_text(H100_MIG) + _lgi([("3g.40gb", 9, 2, "2:4")])
+    text = _capture_text(H100_MIG) + lgi_section([("3g.40gb", 9, 2, "2:4")])
     with pytest.raises(DumpError, match=r"placed at 2:4, which the catalogue's table"):
         import_dump(text, "h100.txt")
 
@@ -604,7 +585,7 @@ def test_accounted_rows_without_a_pid_and_time_it_can_read_are_left_out(
 
     command = ("nvidia-smi --query-accounted-apps=gpu_bus_id,pid,gpu_util,mem_util,"
                "max_memory_usage,time --format=csv")
-    capture = parse_capture(_section("load :: query-accounted-apps", command, [
+    capture = parse_capture(capture_section("load :: query-accounted-apps", command, [
         "gpu_bus_id, pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]",
         f"00000000:01:00.0, {row}"]))
     apps = capture.accounted_apps("load :: query (-q)").get("00000000:01:00.0", [])

@@ -1,17 +1,19 @@
 """A MIG GPU's instances rebuilt from a dump's MIG devices (hwinfo/sim/importer_mig.py), on
-hand-written dumps; the real captures' MIG GPUs are test_importer.py's."""
+hand-written dumps and listings; the real captures' MIG GPUs are test_importer.py's."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures.smi_dumps import dump_xml, mig_device
+from conftest import CAPTURES, require_captures
+from fixtures.smi_dumps import dump_xml, lgi_section, mig_device
 
 import hwinfo.sim
-from hwinfo.sim.importer import DumpError, import_nvidia_smi_xml
+from hwinfo.sim.importer import DumpError, import_dump, import_nvidia_smi_xml
 
 
 def test_split_gpu_instance_and_media_profile(tmp_path: Path) -> None:
@@ -76,3 +78,36 @@ def test_mig_devices_that_cannot_be_expressed(
     text = dump_xml({"product_name": product, "mig_mode/current_mig": "Enabled"}, mig_devices=[device])
     with pytest.raises(DumpError, match=re.escape(message)):
         import_nvidia_smi_xml(text, "mig.xml")
+
+
+# https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd8/internal/captures/linux-x86_64__nvidia-h100-mig__590.48.01.txt:
+# GI 2 is a 3g.40gb (60 SMs, 40448 MiB), GI 3 a 2g.20gb, GIs 9 and 10 1g.10gb (16 SMs, 9984 MiB).
+H100_MIG = CAPTURES / "text" / "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
+# The placements a real H100 with these profiles can have, as -lgi lists them.
+H100_LGI = [("3g.40gb", 9, 2, "4:4"), ("2g.20gb", 14, 3, "0:2"), ("1g.10gb", 19, 9, "2:1"),
+            ("1g.10gb", 19, 10, "3:1")]
+
+
+@pytest.mark.parametrize(("listings", "message"), [
+    # -lgi names GI 2 a 1g.10gb, at a free 1-slice placement: a 1g.10gb with 60 SMs and
+    # 40 GB, on a GPU whose four GIs then take four of its eight slices and all its memory.
+    (lambda text: text + lgi_section([("1g.10gb", 19, 2, "0:1"), ("1g.10gb", 19, 3, "1:1"),
+                                      *H100_LGI[2:]]),
+     "GPU instance 2 is a 1g.10gb (16 SMs, 9984 MiB) by -lgi, but -q shows 60 SMs and 40448 MiB"),
+    # -L does the same.
+    (lambda text: text.replace("MIG 3g.40gb     Device  0", "MIG 1g.10gb     Device  0"),
+     "GPU instance 2 is a 1g.10gb (16 SMs, 9984 MiB) by -L, but -q shows 60 SMs and 40448 MiB"),
+    # -lgi's own columns disagree with its profile: a 3g.40gb of 1 memory slice.
+    (lambda text: text + lgi_section([("3g.40gb", 9, 2, "4:1"), *H100_LGI[1:]]),
+     "GPU instance 2 (3g.40gb) is listed by -lgi with profile id 9 and 1 memory slices"),
+    (lambda text: text + lgi_section([*H100_LGI[:3], ("1g.10gb", 12345, 10, "3:1")]),
+     "GPU instance 10 (1g.10gb) is listed by -lgi with profile id 12345 and 1 memory slices"),
+])
+def test_a_listing_that_contradicts_the_query_is_refused(
+        listings: Callable[[str], str], message: str) -> None:
+    require_captures(H100_MIG)
+    text = H100_MIG.read_text()
+    import_dump(text + lgi_section(H100_LGI), "h100.txt")  # the listings as the GPU is: imported
+    with pytest.raises(DumpError, match=re.escape(message)) as caught:
+        import_dump(listings(text), "h100.txt")
+    assert "\n" not in str(caught.value)
