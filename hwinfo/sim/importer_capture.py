@@ -27,9 +27,8 @@ _HEADER = re.compile(r"([a-z_]+):\s+(.*)")
 # `nvidia-smi mig -lgi` rows: "|   0  MIG 1g.10gb          19        9          2:1     |".
 # Its numbers are at most 9 ASCII digits: a row of longer ones is none nvidia-smi prints (and
 # int() refuses 4,300 digits and more).
-_LGI_ROW = re.compile(
-    r"\|\s*([0-9]{1,9})\s+MIG\s+(\S+)\s+([0-9]{1,9})\s+([0-9]{1,9})\s+([0-9]{1,9}):([0-9]{1,9})\s*\|"
-)
+_LGI_NUMBER = r"([0-9]{1,9})"
+_LGI_ROW = re.compile(rf"\|\s*{_LGI_NUMBER}\s+MIG\s+(\S+)\s+{_LGI_NUMBER}\s+{_LGI_NUMBER}\s+{_LGI_NUMBER}:{_LGI_NUMBER}\s*\|")
 # `nvidia-smi nvlink -s`: "GPU 0: NAME (UUID: ...)" then "\t Link 3: 26.562 GB/s" or
 # "\t Link 3: <inactive>".
 _NVLINK = re.compile(r"\s+Link (\d+): (.+)")
